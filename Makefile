@@ -1,0 +1,127 @@
+# avi: asynchronous variational integrators for elastic bodies with contact.
+#
+#   make            build build/libavi.a and build/avi (installs missing deps as root)
+#   make run        build and run the default sphere-plate scene
+#   make test       build and run the whole suite (unit, sanitizer, command line)
+#   make test-long  long physics runs (minutes)
+#   make bench      benchmarks; figures in bench/README.md
+#   make valgrind   unit tests under valgrind
+
+CC       ?= gcc
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+WARN     := -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
+DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+PKGS     := hdf5 yaml-0.1 jemalloc
+DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl
+SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+INCLUDES := -Iinclude -Isrc
+ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
+LDLIBS   = $(DEP_LIBS) -lm
+
+B        := build
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+
+LIB      := $(B)/libavi.a
+AVI      := $(B)/avi
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+PHYS_BIN := $(PHYS_SRC:tests/physics/%.c=$(B)/tests/%)
+BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+# Sanitizer build of the library and unit tests lives in its own tree.
+SAN      := build-san
+SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_LIB  := $(SAN)/libavi.a
+SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
+
+.PHONY: all deps run test test-unit test-san test-cli test-long bench valgrind clean
+all: deps $(LIB) $(AVI)
+
+# Dependencies come from Debian packages. As root on a machine that lacks them
+# we install them; otherwise we stop with the apt-get line to run.
+APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
+            libyaml-dev python3 python3-h5py python3-numpy python3-matplotlib
+deps:
+	@missing=""; \
+	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing missing dependencies:$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PKGS) >/dev/null \
+	      || { echo "error: apt-get install failed" >&2; exit 1; }; \
+	  else \
+	    echo "error: missing build dependencies:$$missing" >&2; \
+	    echo "       install them with: sudo apt-get install $(APT_PKGS)" >&2; exit 1; \
+	  fi; \
+	fi
+
+$(B)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_SRC:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(AVI): $(CLI_SRC:%.c=$(B)/%.o) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: $(B)/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/tests/%: $(B)/tests/physics/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/bench/%: $(B)/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(SAN)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(DEFS) $(SAN_FLAGS) $(INCLUDES) $(DEP_CFLAGS) -MMD -MP -c $< -o $@
+
+$(SAN_LIB): $(LIB_SRC:%.c=$(SAN)/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(SAN)/tests/%: $(SAN)/tests/unit/%.o $(SAN_LIB)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(SAN_LIBS)
+
+run: all
+	./$(AVI) run $(RUN_ARGS)
+
+test: all test-unit test-san test-cli
+
+test-unit: $(UNIT_BIN) $(PHYS_BIN)
+	@tests/run_suite.sh $^
+
+# jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
+test-san: $(SAN_UNIT)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $^
+
+test-cli: all
+	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then tests/run_cli.sh; fi
+
+test-long: all $(PHYS_BIN)
+	@AVI_TEST_LONG=1 tests/run_suite.sh $(PHYS_BIN)
+
+bench: all $(BENCH_BIN)
+	@bench/run_all.sh
+
+valgrind: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do \
+	  AVI_TEST_QUICK=1 CK_FORK=no valgrind -q --error-exitcode=9 --leak-check=full $$t || exit 1; done
+
+clean:
+	rm -rf $(B) $(SAN)
+
+-include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)

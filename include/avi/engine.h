@@ -1,0 +1,70 @@
+/* avi: the asynchronous variational integrator's event loop and observers.
+ *
+ * Every potential has its own clock t_P = t0 + n dt_P in one event queue.
+ * An event pops the earliest potential, drifts only its stencil's vertices
+ * to t_P, applies the impulse -dt_P M^-1 grad V_P and reschedules t_P.
+ * Events at equal times run in (time, kind rank, potential index) order.
+ *
+ * Staggered velocities: a potential's first event (n = 0, at t0) applies a
+ * half impulse, dt_P / 2. Velocities are then the mid-step velocities of a
+ * leapfrog scheme, and with one common dt for all potentials the trajectory
+ * is the velocity-Verlet / leapfrog trajectory started from (x0, v0). */
+#ifndef AVI_ENGINE_H
+#define AVI_ENGINE_H
+
+#include "avi/model.h"
+
+typedef struct avi_engine avi_engine;
+
+/* What observers read at a time T: the state x + (T - tau) v, before any
+ * event at T. Energies in J, momenta in kg m/s. */
+typedef struct {
+    double time;
+    double kinetic;
+    double elastic;  /* springs, membranes, hinges, tetrahedra */
+    double contact;
+    double external; /* gravity */
+    double total;
+    double linear_momentum[3];
+    double angular_momentum[3]; /* about the origin */
+    uint64_t events[AVI_KIND_COUNT];
+    uint64_t events_total;
+} avi_observation;
+
+/* Observer callback: called at t = 0, at every multiple of its interval and
+ * at the end of each avi_engine_run. Returns 0 to go on, non-zero to stop the
+ * run (the value is returned by avi_engine_run). */
+typedef int (*avi_observer_fn)(const avi_engine *engine, double time, void *user);
+
+/* Creates an engine over a finalized model (which it borrows, and whose
+ * vertex state it advances). NULL on error, with err filled. */
+avi_engine *avi_engine_create(avi_model *model, avi_error *err);
+void avi_engine_destroy(avi_engine *engine);
+
+/* Processes every event with time < t. Returns AVI_OK, or AVI_ERR_RUN when a
+ * non-finite state appears (see avi_engine_error). */
+int avi_engine_advance(avi_engine *engine, double t);
+
+/* Advances to t_end, calling observers on the way (see avi_observer_fn). */
+int avi_engine_run(avi_engine *engine, double t_end);
+
+/* Attaches an observer with the given output interval (> 0). */
+int avi_engine_add_observer(avi_engine *engine, double interval, avi_observer_fn fn, void *user);
+
+/* Time up to which events have been processed. */
+double avi_engine_time(const avi_engine *engine);
+const avi_model *avi_engine_model(const avi_engine *engine);
+const avi_error *avi_engine_error(const avi_engine *engine);
+/* Events processed so far, of one kind and in all. */
+uint64_t avi_engine_event_count(const avi_engine *engine, avi_kind kind);
+uint64_t avi_engine_events_total(const avi_engine *engine);
+
+/* Energies, momenta and event counts at time t (>= every vertex's last drift,
+ * e.g. the time of the last advance). Does not change the state. */
+void avi_engine_observe(const avi_engine *engine, double t, avi_observation *out);
+
+/* Positions and velocities of all vertices at time t, as [n][3] arrays (either
+ * may be NULL). Does not change the state. */
+void avi_engine_state_at(const avi_engine *engine, double t, double *x, double *v);
+
+#endif

@@ -1,0 +1,122 @@
+/* avi: building a model (vertices, bodies, potentials) and its time steps.
+ *
+ * A model is built once, then finalized: finalizing lumps nothing further,
+ * checks every vertex and computes every potential's time step. Positions
+ * given to avi_model_add_vertex are the rest configuration from which
+ * elements take their rest data; avi_model_set_state sets the initial
+ * (possibly pre-stretched) state afterwards. */
+#ifndef AVI_MODEL_H
+#define AVI_MODEL_H
+
+#include "avi/types.h"
+
+typedef struct avi_model avi_model;
+
+/* Thin-shell material: membrane (St. Venant-Kirchhoff, plane stress) and
+ * bending (discrete-shell hinges). SI units. */
+typedef struct {
+    double youngs;    /* Pa */
+    double poisson;   /* in [0, 0.5) */
+    double density;   /* kg / m^3 */
+    double thickness; /* m */
+} avi_shell_material;
+
+/* Compressible neo-Hookean solid for tetrahedra. */
+typedef struct {
+    double youngs;  /* Pa (used when mu <= 0 and lambda < 0 are not given) */
+    double poisson;
+    double density; /* kg / m^3 */
+} avi_solid_material;
+
+/* Lame parameters of an isotropic material (3-D). */
+void avi_lame(double youngs, double poisson, double *mu, double *lambda);
+
+/* How potentials' time steps are chosen. */
+typedef enum {
+    AVI_DT_STABILITY = 0, /* safety * 2 / omega, omega^2 = max eig(M^-1 Hess V) at rest */
+    AVI_DT_CFL = 1,       /* delta * inradius / c, c = sqrt((lambda + 2 mu) / rho) */
+    AVI_DT_FIXED = 2      /* one given dt for every potential */
+} avi_dt_rule;
+
+typedef struct {
+    avi_dt_rule rule;
+    double safety;                     /* stability rule; default 0.5 */
+    double delta;                      /* cfl rule; default 0.1 */
+    double fixed;                      /* fixed rule: the step */
+    double kind_fixed[AVI_KIND_COUNT]; /* > 0: fixed step for that kind, whatever the rule */
+} avi_time_step;
+
+/* The default time-step settings: stability rule, safety 0.5, delta 0.1. */
+avi_time_step avi_default_time_step(void);
+
+/* A new, empty model; NULL when out of memory. */
+avi_model *avi_model_create(void);
+void avi_model_destroy(avi_model *model);
+
+/* The last error of a failed call on this model. */
+const avi_error *avi_model_error(const avi_model *model);
+
+/* Adds a body (a named group of vertices); returns its id or -1. */
+int avi_model_add_body(avi_model *model, const char *name);
+
+/* Optional per-body fixed time step (> 0) overriding the rule for every
+ * potential whose first vertex belongs to the body. */
+int avi_model_set_body_time_step(avi_model *model, int body, double dt);
+
+/* Adds a vertex of the body at rest position `rest`, with zero velocity and
+ * zero mass; returns its index, or -1 on error (non-finite position). */
+int64_t avi_model_add_vertex(avi_model *model, int body, const double rest[3]);
+
+/* Sets a vertex's initial position and velocity (defaults: rest, zero). */
+int avi_model_set_state(avi_model *model, uint32_t vertex, const double x[3], const double v[3]);
+
+/* Adds mass to a vertex (mass must be finite and > 0). */
+int avi_model_add_mass(avi_model *model, uint32_t vertex, double mass);
+
+/* Pins a vertex: inverse mass 0, velocity 0; it never moves. */
+int avi_model_pin(avi_model *model, uint32_t vertex);
+
+/* A spring k/2 (|xb - xa| - rest)^2; rest < 0 means the rest distance. */
+int avi_model_add_spring(avi_model *model, uint32_t a, uint32_t b, double stiffness, double rest);
+
+/* A constant-strain membrane triangle; lumps rho h A / 3 onto each vertex. */
+int avi_model_add_membrane(avi_model *model, uint32_t a, uint32_t b, uint32_t c,
+                           const avi_shell_material *material);
+
+/* A bending hinge on edge (a, b) with wing vertices c and d: triangles (a, b, c)
+ * and (b, a, d). The rest angle is taken from the rest positions. */
+int avi_model_add_hinge(avi_model *model, uint32_t a, uint32_t b, uint32_t c, uint32_t d,
+                        const avi_shell_material *material);
+
+/* Adds a triangle surface: one membrane per triangle, and, when `bending` is
+ * set, one hinge per interior edge. Triangles index vertices directly.
+ * Rejects non-manifold edges (shared by more than two triangles). */
+int avi_model_add_triangle_mesh(avi_model *model, const uint32_t (*triangles)[3], size_t count,
+                                const avi_shell_material *material, int bending);
+
+/* A neo-Hookean tetrahedron; lumps rho V / 4 onto each vertex. The rest
+ * volume must be positive (vertices ordered so that det[b-a, c-a, d-a] > 0). */
+int avi_model_add_tet(avi_model *model, uint32_t a, uint32_t b, uint32_t c, uint32_t d,
+                      const avi_solid_material *material);
+
+/* Uniform gravity: one per-vertex potential -m g.x for each unpinned vertex,
+ * each with its own clock. Call before finalizing. */
+void avi_model_set_gravity(avi_model *model, const double g[3]);
+
+/* Checks every vertex (finite state, positive mass unless pinned) and computes
+ * every potential's time step. Must be called once before running. */
+int avi_model_finalize(avi_model *model, const avi_time_step *rule);
+
+/* Queries. */
+size_t avi_model_vertex_count(const avi_model *model);
+size_t avi_model_potential_count(const avi_model *model, avi_kind kind);
+int avi_model_body_count(const avi_model *model);
+const char *avi_model_body_name(const avi_model *model, int body);
+int avi_model_vertex_body(const avi_model *model, uint32_t vertex);
+double avi_model_vertex_mass(const avi_model *model, uint32_t vertex);
+/* Smallest and largest time step of a kind (0, 0 when it has none). */
+void avi_model_time_step_range(const avi_model *model, avi_kind kind, double *min, double *max);
+/* The time step of one potential. */
+double avi_model_time_step(const avi_model *model, avi_kind kind, size_t index);
+
+#endif

@@ -1,0 +1,39 @@
+/* avi: shared types of the public API. */
+#ifndef AVI_TYPES_H
+#define AVI_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AVI_VERSION_STRING "0.1.0"
+
+/* Potential kinds. The enumeration order is the kind rank of the event-queue
+ * tie rule: events at equal times run in (time, kind rank, potential index)
+ * order. */
+typedef enum {
+    AVI_KIND_SPRING = 0,
+    AVI_KIND_MEMBRANE = 1,
+    AVI_KIND_HINGE = 2,
+    AVI_KIND_TET = 3,
+    AVI_KIND_GRAVITY = 4,
+    AVI_KIND_CONTACT = 5,
+    AVI_KIND_COUNT
+} avi_kind;
+
+/* Short lower-case name of a kind ("spring", "membrane", ...). */
+const char *avi_kind_name(avi_kind kind);
+
+/* Status codes; the values double as process exit codes. */
+typedef enum {
+    AVI_OK = 0,
+    AVI_ERR_RUN = 1,   /* the run failed: blow-up, I/O error */
+    AVI_ERR_INPUT = 2  /* bad usage or bad input */
+} avi_status;
+
+/* Human-readable description of the last failure of an object. */
+typedef struct {
+    avi_status status;
+    char message[512];
+} avi_error;
+
+#endif
