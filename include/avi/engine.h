@@ -29,6 +29,8 @@ typedef struct {
     double angular_momentum[3]; /* about the origin */
     uint64_t events[AVI_KIND_COUNT];
     uint64_t events_total;
+    uint64_t active_contact_potentials;
+    double min_contact_distance; /* +inf when no contact-eligible pair exists */
 } avi_observation;
 
 /* Observer callback: called at t = 0, at every multiple of its interval and
