@@ -1,0 +1,253 @@
+/* The AVI event loop (Lew, Marsden, Ortiz, West 2003): pop the earliest
+ * potential, drift its stencil to the event time, kick, reschedule. */
+#include "core/engine_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err.message, sizeof e->err.message, fmt, ap);
+    va_end(ap);
+    e->err.status = status;
+    return status;
+}
+
+avi_engine *avi_engine_create(avi_model *m, avi_error *err)
+{
+    avi_error local;
+    if (!err) err = &local;
+    memset(err, 0, sizeof *err);
+    if (!m || !m->finalized) {
+        err->status = AVI_ERR_INPUT;
+        snprintf(err->message, sizeof err->message, "engine needs a finalized model");
+        return NULL;
+    }
+    size_t counts[AVI_KIND_COUNT] = {m->nspring, m->nmembrane, m->nhinge, m->ntet, m->ngravity, 0};
+    size_t total = 0;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) {
+        if (counts[k] > AVI_ID_MAX_INDEX) {
+            err->status = AVI_ERR_INPUT;
+            snprintf(err->message, sizeof err->message, "too many %s potentials (%zu; at most %u)",
+                     avi_kind_name((avi_kind)k), counts[k], AVI_ID_MAX_INDEX);
+            return NULL;
+        }
+        total += counts[k];
+    }
+    avi_engine *e = calloc(1, sizeof *e);
+    if (!e || avi_queue_init(&e->queue, total)) {
+        free(e);
+        err->status = AVI_ERR_RUN;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return NULL;
+    }
+    e->model = m;
+    /* Every clock starts at t0 = 0 with n = 0. */
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        for (size_t i = 0; i < counts[k]; i++) {
+            avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
+            avi_queue_push(&e->queue, ev);
+        }
+    return e;
+}
+
+void avi_engine_destroy(avi_engine *e)
+{
+    if (!e) return;
+    avi_queue_free(&e->queue);
+    free(e->obs);
+    free(e);
+}
+
+/* Drifts the stencil's vertices to t and copies their positions into x. */
+static inline void drift(avi_vertex *V, const uint32_t *idx, int n, double t, double x[][3])
+{
+    for (int a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        double h = t - p->tau;
+        p->x[0] += h * p->v[0];
+        p->x[1] += h * p->v[1];
+        p->x[2] += h * p->v[2];
+        p->tau = t;
+        x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
+    }
+}
+
+/* v_a -= w M_a^-1 g_a; returns the sum of the impulse components, whose
+ * finiteness is the blow-up check. */
+static inline double kick(avi_vertex *V, const uint32_t *idx, int n, double w, const double g[][3])
+{
+    double sum = 0.0;
+    for (int a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        double s = w * p->inv_mass;
+        p->v[0] -= s * g[a][0];
+        p->v[1] -= s * g[a][1];
+        p->v[2] -= s * g[a][2];
+        sum += g[a][0] + g[a][1] + g[a][2];
+    }
+    return sum;
+}
+
+static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
+{
+    char verts[96] = "";
+    int k = 0;
+    for (int a = 0; a < n && k >= 0 && (size_t)k < sizeof verts; a++)
+        k += snprintf(verts + k, sizeof verts - (size_t)k, "%s%u", a ? ", " : "", v[a]);
+    return engine_fail(e, AVI_ERR_RUN, "blow-up at t = %.17g: %s %u (vertices %s) produced a non-finite impulse",
+                       t, avi_kind_name((avi_kind)kind), i, verts);
+}
+
+int avi_engine_advance(avi_engine *e, double t_stop)
+{
+    avi_model *m = e->model;
+    avi_vertex *V = m->vert;
+    avi_event_queue *q = &e->queue;
+    uint64_t counts[AVI_KIND_COUNT] = {0};
+    int rc = AVI_OK;
+    while (q->size > 0) {
+        avi_event ev = *avi_queue_top(q);
+        if (!(ev.t < t_stop)) break;
+        unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
+        uint32_t i = ev.id & AVI_ID_INDEX_MASK;
+        /* First event of a clock: half impulse (staggered velocities). */
+        double half = ev.n == 0 ? 0.5 : 1.0;
+        double dt, sum;
+        const uint32_t *v;
+        int n;
+        double x[4][3], g[4][3];
+        switch (kind) {
+        case AVI_KIND_TET: {
+            const avi_tet *p = &m->tets[i];
+            v = p->v; n = 4; dt = p->dt;
+            drift(V, v, 4, ev.t, x);
+            avi_tet_gradient(p, (const double (*)[3])x, g);
+            sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
+            break;
+        }
+        case AVI_KIND_MEMBRANE: {
+            const avi_membrane *p = &m->membranes[i];
+            v = p->v; n = 3; dt = p->dt;
+            drift(V, v, 3, ev.t, x);
+            avi_membrane_gradient(p, (const double (*)[3])x, g);
+            sum = kick(V, v, 3, half * dt, (const double (*)[3])g);
+            break;
+        }
+        case AVI_KIND_HINGE: {
+            const avi_hinge *p = &m->hinges[i];
+            v = p->v; n = 4; dt = p->dt;
+            drift(V, v, 4, ev.t, x);
+            avi_hinge_gradient(p, (const double (*)[3])x, g);
+            sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
+            break;
+        }
+        case AVI_KIND_SPRING: {
+            const avi_spring *p = &m->springs[i];
+            v = p->v; n = 2; dt = p->dt;
+            drift(V, v, 2, ev.t, x);
+            avi_spring_gradient(p, (const double (*)[3])x, g);
+            sum = kick(V, v, 2, half * dt, (const double (*)[3])g);
+            break;
+        }
+        case AVI_KIND_GRAVITY: {
+            /* The impulse does not depend on x, but the vertex must reach t
+             * before its velocity changes. */
+            const avi_gravity *p = &m->gravity[i];
+            v = &p->v; n = 1; dt = p->dt;
+            drift(V, v, 1, ev.t, x);
+            avi_gravity_gradient(p, (const double (*)[3])x, g);
+            sum = kick(V, v, 1, half * dt, (const double (*)[3])g);
+            break;
+        }
+        default:
+            rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
+            goto out;
+        }
+        counts[kind]++;
+        if (!isfinite(sum)) {
+            rc = blow_up(e, kind, i, ev.t, v, n);
+            goto out;
+        }
+        ev.n++;
+        if (ev.n == 0) {
+            rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)kind), i);
+            goto out;
+        }
+        ev.t = (double)ev.n * dt;
+        avi_queue_replace_top(q, ev);
+    }
+    if (t_stop > e->time) e->time = t_stop;
+out:
+    for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += counts[k];
+    return rc;
+}
+
+int avi_engine_add_observer(avi_engine *e, double interval, avi_observer_fn fn, void *user)
+{
+    if (!(interval > 0.0) || !isfinite(interval) || !fn)
+        return engine_fail(e, AVI_ERR_INPUT, "observer interval must be positive and finite (got %g)", interval);
+    if (e->nobs == e->cap_obs) {
+        int c = e->cap_obs ? 2 * e->cap_obs : 4;
+        avi_observer *o = realloc(e->obs, (size_t)c * sizeof *o);
+        if (!o) return engine_fail(e, AVI_ERR_RUN, "out of memory");
+        e->obs = o;
+        e->cap_obs = c;
+    }
+    avi_observer *o = &e->obs[e->nobs++];
+    o->interval = interval;
+    /* First output time not before the engine's current time. */
+    o->next = (uint64_t)ceil(e->time / interval);
+    while ((double)o->next * interval < e->time) o->next++;
+    o->last_time = -1.0;
+    o->fn = fn;
+    o->user = user;
+    return AVI_OK;
+}
+
+int avi_engine_run(avi_engine *e, double t_end)
+{
+    if (!(t_end >= e->time) || !isfinite(t_end))
+        return engine_fail(e, AVI_ERR_INPUT, "end time %g is before the current time %g", t_end, e->time);
+    for (;;) {
+        double stop = t_end;
+        for (int k = 0; k < e->nobs; k++) {
+            double t = (double)e->obs[k].next * e->obs[k].interval;
+            if (t < stop) stop = t;
+        }
+        int rc = avi_engine_advance(e, stop);
+        if (rc != AVI_OK) return rc;
+        for (int k = 0; k < e->nobs; k++) {
+            avi_observer *o = &e->obs[k];
+            int due = (double)o->next * o->interval == stop;
+            if (due) o->next++;
+            if ((due || stop == t_end) && o->last_time != stop) {
+                o->last_time = stop;
+                int r = o->fn(e, stop, o->user);
+                if (r != 0) return r;
+            }
+        }
+        if (stop == t_end) return AVI_OK;
+    }
+}
+
+double avi_engine_time(const avi_engine *e) { return e->time; }
+const avi_model *avi_engine_model(const avi_engine *e) { return e->model; }
+const avi_error *avi_engine_error(const avi_engine *e) { return &e->err; }
+uint64_t avi_engine_event_count(const avi_engine *e, avi_kind kind)
+{
+    return (unsigned)kind < AVI_KIND_COUNT ? e->events[kind] : 0;
+}
+uint64_t avi_engine_events_total(const avi_engine *e)
+{
+    uint64_t s = 0;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) s += e->events[k];
+    return s;
+}

@@ -1,0 +1,27 @@
+/* Engine state shared by the event loop, observers and checkpoints. */
+#ifndef AVI_ENGINE_INTERNAL_H
+#define AVI_ENGINE_INTERNAL_H
+
+#include "avi/engine.h"
+#include "core/event_queue.h"
+#include "core/model_internal.h"
+
+typedef struct {
+    double interval;
+    uint64_t next;    /* index k of the next output time k * interval */
+    double last_time; /* time of the last call, -1 before the first */
+    avi_observer_fn fn;
+    void *user;
+} avi_observer;
+
+struct avi_engine {
+    avi_model *model;
+    avi_event_queue queue;
+    double time; /* every event with t < time has been processed */
+    uint64_t events[AVI_KIND_COUNT];
+    int nobs, cap_obs;
+    avi_observer *obs;
+    avi_error err;
+};
+
+#endif

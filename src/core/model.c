@@ -1,0 +1,431 @@
+/* Building a model: vertices, bodies, potentials, lumped masses. */
+#include "core/model_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *avi_kind_name(avi_kind kind)
+{
+    static const char *names[AVI_KIND_COUNT] = {"spring", "membrane", "hinge", "tet", "gravity", "contact"};
+    return (unsigned)kind < AVI_KIND_COUNT ? names[kind] : "unknown";
+}
+
+void avi_lame(double youngs, double poisson, double *mu, double *lambda)
+{
+    *mu = youngs / (2.0 * (1.0 + poisson));
+    *lambda = youngs * poisson / ((1.0 + poisson) * (1.0 - 2.0 * poisson));
+}
+
+int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->err.message, sizeof m->err.message, fmt, ap);
+    va_end(ap);
+    m->err.status = status;
+    return -1;
+}
+
+avi_model *avi_model_create(void)
+{
+    return calloc(1, sizeof(avi_model));
+}
+
+void avi_model_destroy(avi_model *m)
+{
+    if (!m) return;
+    for (int b = 0; b < m->nbody; b++) free(m->bodies[b].name);
+    free(m->bodies);
+    free(m->vert);
+    free(m->rest);
+    free(m->mass);
+    free(m->body_of);
+    free(m->springs);
+    free(m->membranes);
+    free(m->membrane_c);
+    free(m->hinges);
+    free(m->tets);
+    free(m->tet_c);
+    free(m->gravity);
+    free(m);
+}
+
+const avi_error *avi_model_error(const avi_model *m) { return &m->err; }
+
+/* Grows *arr (element size `size`) to hold at least `need` elements. */
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *p = realloc(*arr, c * size);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+static int oom(avi_model *m) { return avi_model_fail(m, AVI_ERR_RUN, "out of memory"); }
+
+static int not_finalized(avi_model *m)
+{
+    if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");
+    return 0;
+}
+
+int avi_model_add_body(avi_model *m, const char *name)
+{
+    if (not_finalized(m)) return -1;
+    if (m->nbody == m->cap_body) {
+        int c = m->cap_body ? 2 * m->cap_body : 4;
+        avi_body *b = realloc(m->bodies, (size_t)c * sizeof *b);
+        if (!b) return oom(m);
+        m->bodies = b;
+        m->cap_body = c;
+    }
+    avi_body *b = &m->bodies[m->nbody];
+    memset(b, 0, sizeof *b);
+    b->name = strdup(name ? name : "");
+    b->first_vertex = m->nv;
+    if (!b->name) return oom(m);
+    return m->nbody++;
+}
+
+int avi_model_set_body_time_step(avi_model *m, int body, double dt)
+{
+    if (body < 0 || body >= m->nbody) return avi_model_fail(m, AVI_ERR_INPUT, "no body %d", body);
+    if (!(dt > 0.0) || !isfinite(dt))
+        return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': time step %g must be positive and finite",
+                              m->bodies[body].name, dt);
+    m->bodies[body].fixed_dt = dt;
+    return 0;
+}
+
+int64_t avi_model_add_vertex(avi_model *m, int body, const double rest[3])
+{
+    if (not_finalized(m)) return -1;
+    if (body < 0 || body >= m->nbody) return avi_model_fail(m, AVI_ERR_INPUT, "no body %d", body);
+    if (!v3_isfinite(rest))
+        return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': vertex %zu has a non-finite position",
+                              m->bodies[body].name, m->nv - m->bodies[body].first_vertex);
+    if (m->nv == m->cap_v) {
+        size_t c = m->cap_v ? 2 * m->cap_v : 256;
+        avi_vertex *v = aligned_alloc(64, c * sizeof *v);
+        if (!v) return oom(m);
+        if (m->vert) memcpy(v, m->vert, m->nv * sizeof *v);
+        free(m->vert);
+        m->vert = v;
+        double (*r)[3] = realloc(m->rest, c * sizeof *r);
+        if (!r) return oom(m);
+        m->rest = r;
+        double *ms = realloc(m->mass, c * sizeof *ms);
+        if (!ms) return oom(m);
+        m->mass = ms;
+        int32_t *bo = realloc(m->body_of, c * sizeof *bo);
+        if (!bo) return oom(m);
+        m->body_of = bo;
+        m->cap_v = c;
+    }
+    size_t i = m->nv++;
+    avi_vertex *v = &m->vert[i];
+    memset(v, 0, sizeof *v);
+    v3_copy(v->x, rest);
+    v->inv_mass = 1.0; /* marks "free"; the real value is set when finalizing */
+    v3_copy(m->rest[i], rest);
+    m->mass[i] = 0.0;
+    m->body_of[i] = body;
+    return (int64_t)i;
+}
+
+static int check_vertex(avi_model *m, uint32_t v)
+{
+    if (v >= m->nv) return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u out of range (model has %zu)", v, m->nv);
+    return 0;
+}
+
+int avi_model_set_state(avi_model *m, uint32_t v, const double x[3], const double vel[3])
+{
+    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if ((x && !v3_isfinite(x)) || (vel && !v3_isfinite(vel)))
+        return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u: non-finite initial state", v);
+    if (x) v3_copy(m->vert[v].x, x);
+    if (vel) v3_copy(m->vert[v].v, vel);
+    return 0;
+}
+
+int avi_model_add_mass(avi_model *m, uint32_t v, double mass)
+{
+    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (!(mass > 0.0) || !isfinite(mass))
+        return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u: mass %g must be positive and finite", v, mass);
+    m->mass[v] += mass;
+    return 0;
+}
+
+int avi_model_pin(avi_model *m, uint32_t v)
+{
+    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    m->vert[v].inv_mass = 0.0;
+    return 0;
+}
+
+/* "body 'name': <what> i (vertices a, b, c)" prefix for element errors, with
+ * body-local indices. */
+static void element_label(const avi_model *m, char *buf, size_t len, const char *what, size_t index,
+                          const uint32_t *v, int n)
+{
+    int body = m->body_of[v[0]];
+    size_t first = m->bodies[body].first_vertex;
+    int k = snprintf(buf, len, "body '%s': %s %zu (vertices", m->bodies[body].name, what, index);
+    for (int a = 0; a < n && k > 0 && (size_t)k < len; a++)
+        k += snprintf(buf + k, len - (size_t)k, "%s %zu", a ? "," : "", (size_t)(v[a] - first));
+    if (k > 0 && (size_t)k < len) snprintf(buf + k, len - (size_t)k, ")");
+}
+
+/* Stencil indices must exist and be distinct. */
+static int check_stencil(avi_model *m, const uint32_t *v, int n, const char *what)
+{
+    for (int a = 0; a < n; a++) {
+        if (check_vertex(m, v[a])) return -1;
+        for (int b = 0; b < a; b++)
+            if (v[a] == v[b])
+                return avi_model_fail(m, AVI_ERR_INPUT, "%s repeats vertex %u", what, v[a]);
+    }
+    return 0;
+}
+
+static void gather_rest(const avi_model *m, const uint32_t *v, int n, double X[][3])
+{
+    for (int a = 0; a < n; a++) v3_copy(X[a], m->rest[v[a]]);
+}
+
+int avi_model_add_spring(avi_model *m, uint32_t a, uint32_t b, double stiffness, double rest)
+{
+    uint32_t v[2] = {a, b};
+    if (not_finalized(m) || check_stencil(m, v, 2, "spring")) return -1;
+    if (!(stiffness >= 0.0) || !isfinite(stiffness) || !isfinite(rest))
+        return avi_model_fail(m, AVI_ERR_INPUT, "spring %zu (vertices %u, %u): stiffness %g / rest %g invalid",
+                              m->nspring, a, b, stiffness, rest);
+    if (grow((void **)&m->springs, &m->cap_spring, m->nspring + 1, sizeof(avi_spring))) return oom(m);
+    avi_spring *s = &m->springs[m->nspring++];
+    s->v[0] = a;
+    s->v[1] = b;
+    s->k = stiffness;
+    if (rest < 0.0) {
+        double d[3];
+        v3_sub(d, m->rest[b], m->rest[a]);
+        rest = v3_norm(d);
+    }
+    s->rest = rest;
+    s->dt = 0.0;
+    return 0;
+}
+
+static int check_shell_material(avi_model *m, const avi_shell_material *mat)
+{
+    if (!mat || !(mat->youngs > 0.0) || !(mat->density > 0.0) || !(mat->thickness > 0.0) ||
+        !(mat->poisson >= 0.0 && mat->poisson < 0.5) || !isfinite(mat->youngs) || !isfinite(mat->density) ||
+        !isfinite(mat->thickness))
+        return avi_model_fail(m, AVI_ERR_INPUT,
+                              "shell material needs youngs > 0, density > 0, thickness > 0, 0 <= poisson < 0.5");
+    return 0;
+}
+
+int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, const avi_shell_material *mat)
+{
+    uint32_t v[3] = {a, b, c};
+    if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return -1;
+    if (grow((void **)&m->membranes, &m->cap_membrane, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
+    size_t cap = m->cap_membrane;
+    double *wc = realloc(m->membrane_c, cap * sizeof *wc);
+    if (!wc) return oom(m);
+    m->membrane_c = wc;
+    double X[3][3];
+    gather_rest(m, v, 3, X);
+    avi_membrane *p = &m->membranes[m->nmembrane];
+    avi_body *body = &m->bodies[m->body_of[a]];
+    double area = avi_membrane_init(p, X, mat);
+    if (!(area > 0.0)) {
+        char label[256];
+        element_label(m, label, sizeof label, "triangle", body->triangle_count, v, 3);
+        return avi_model_fail(m, AVI_ERR_INPUT, "%s has zero area", label);
+    }
+    p->v[0] = a; p->v[1] = b; p->v[2] = c;
+    p->dt = 0.0;
+    /* Plane-stress dilatational wave speed sqrt(E / (rho (1 - nu^2))). */
+    wc[m->nmembrane] = sqrt(mat->youngs / (mat->density * (1.0 - mat->poisson * mat->poisson)));
+    double lumped = mat->density * mat->thickness * area / 3.0;
+    for (int k = 0; k < 3; k++) m->mass[v[k]] += lumped;
+    m->nmembrane++;
+    body->triangle_count++;
+    return 0;
+}
+
+int avi_model_add_hinge(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t d, const avi_shell_material *mat)
+{
+    uint32_t v[4] = {a, b, c, d};
+    if (not_finalized(m) || check_stencil(m, v, 4, "hinge") || check_shell_material(m, mat)) return -1;
+    if (grow((void **)&m->hinges, &m->cap_hinge, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
+    double X[4][3];
+    gather_rest(m, v, 4, X);
+    avi_hinge *h = &m->hinges[m->nhinge];
+    if (avi_hinge_init(h, X, mat) != 0) {
+        char label[256];
+        element_label(m, label, sizeof label, "hinge", m->nhinge, v, 4);
+        return avi_model_fail(m, AVI_ERR_INPUT, "%s is degenerate", label);
+    }
+    h->v[0] = a; h->v[1] = b; h->v[2] = c; h->v[3] = d;
+    h->dt = 0.0;
+    m->nhinge++;
+    return 0;
+}
+
+/* Interior edges of a triangle list: sort (min, max, triangle) records and
+ * pair equal edges; a third copy is a non-manifold edge. */
+typedef struct { uint32_t lo, hi; uint32_t tri; uint8_t local; } edge_rec;
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+    const edge_rec *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    return a->tri < b->tri ? -1 : a->tri > b->tri;
+}
+
+int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t count,
+                                const avi_shell_material *mat, int bending)
+{
+    if (not_finalized(m)) return -1;
+    for (size_t t = 0; t < count; t++)
+        if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return -1;
+    if (!bending || count == 0) return 0;
+    edge_rec *e = malloc(3 * count * sizeof *e);
+    if (!e) return oom(m);
+    for (size_t t = 0; t < count; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = tri[t][k], b = tri[t][(k + 1) % 3];
+            edge_rec *r = &e[3 * t + k];
+            r->lo = a < b ? a : b;
+            r->hi = a < b ? b : a;
+            r->tri = (uint32_t)t;
+            r->local = (uint8_t)k;
+        }
+    qsort(e, 3 * count, sizeof *e, edge_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < 3 * count && rc == 0;) {
+        size_t j = i + 1;
+        while (j < 3 * count && e[j].lo == e[i].lo && e[j].hi == e[i].hi) j++;
+        if (j - i > 2) {
+            int body = m->body_of[e[i].lo];
+            size_t first = m->bodies[body].first_vertex;
+            rc = avi_model_fail(m, AVI_ERR_INPUT,
+                                "body '%s': edge (%zu, %zu) is shared by %zu triangles (non-manifold)",
+                                m->bodies[body].name, (size_t)(e[i].lo - first), (size_t)(e[i].hi - first), j - i);
+        } else if (j - i == 2) {
+            /* Triangle 1 runs a -> b; its wing is the third vertex. The other
+             * triangle must run b -> a for a consistently oriented surface. */
+            const uint32_t *t1 = tri[e[i].tri], *t2 = tri[e[i + 1].tri];
+            int k1 = e[i].local, k2 = e[i + 1].local;
+            uint32_t a = t1[k1], b = t1[(k1 + 1) % 3], c = t1[(k1 + 2) % 3];
+            uint32_t d = t2[(k2 + 2) % 3];
+            if (t2[k2] != b) {
+                int body = m->body_of[a];
+                size_t first = m->bodies[body].first_vertex;
+                rc = avi_model_fail(m, AVI_ERR_INPUT,
+                                    "body '%s': triangles %u and %u have opposite orientations across edge (%zu, %zu)",
+                                    m->bodies[body].name, e[i].tri, e[i + 1].tri, (size_t)(a - first),
+                                    (size_t)(b - first));
+            } else {
+                rc = avi_model_add_hinge(m, a, b, c, d, mat);
+            }
+        }
+        i = j;
+    }
+    free(e);
+    return rc;
+}
+
+int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t d, const avi_solid_material *mat)
+{
+    uint32_t v[4] = {a, b, c, d};
+    if (not_finalized(m) || check_stencil(m, v, 4, "tetrahedron")) return -1;
+    if (!mat || !(mat->youngs > 0.0) || !(mat->density > 0.0) || !(mat->poisson >= 0.0 && mat->poisson < 0.5) ||
+        !isfinite(mat->youngs) || !isfinite(mat->density))
+        return avi_model_fail(m, AVI_ERR_INPUT, "solid material needs youngs > 0, density > 0, 0 <= poisson < 0.5");
+    if (grow((void **)&m->tets, &m->cap_tet, m->ntet + 1, sizeof(avi_tet))) return oom(m);
+    double *wc = realloc(m->tet_c, m->cap_tet * sizeof *wc);
+    if (!wc) return oom(m);
+    m->tet_c = wc;
+    double X[4][3];
+    gather_rest(m, v, 4, X);
+    double mu, lambda;
+    avi_lame(mat->youngs, mat->poisson, &mu, &lambda);
+    avi_tet *t = &m->tets[m->ntet];
+    avi_body *body = &m->bodies[m->body_of[a]];
+    double vol = avi_tet_init(t, X, mu, lambda);
+    if (!(vol > 0.0)) {
+        char label[256];
+        element_label(m, label, sizeof label, "tetrahedron", body->tet_count, v, 4);
+        return avi_model_fail(m, AVI_ERR_INPUT, "%s has %s volume %g", label, vol < 0.0 ? "negative" : "zero", vol);
+    }
+    t->v[0] = a; t->v[1] = b; t->v[2] = c; t->v[3] = d;
+    t->dt = 0.0;
+    wc[m->ntet] = sqrt((lambda + 2.0 * mu) / mat->density);
+    for (int k = 0; k < 4; k++) m->mass[v[k]] += mat->density * vol / 4.0;
+    m->ntet++;
+    body->tet_count++;
+    return 0;
+}
+
+void avi_model_set_gravity(avi_model *m, const double g[3])
+{
+    v3_copy(m->g, g);
+    m->has_gravity = g[0] != 0.0 || g[1] != 0.0 || g[2] != 0.0;
+}
+
+size_t avi_model_vertex_count(const avi_model *m) { return m->nv; }
+int avi_model_body_count(const avi_model *m) { return m->nbody; }
+const char *avi_model_body_name(const avi_model *m, int b) { return b >= 0 && b < m->nbody ? m->bodies[b].name : NULL; }
+int avi_model_vertex_body(const avi_model *m, uint32_t v) { return v < m->nv ? m->body_of[v] : -1; }
+double avi_model_vertex_mass(const avi_model *m, uint32_t v) { return v < m->nv ? m->mass[v] : 0.0; }
+
+size_t avi_model_potential_count(const avi_model *m, avi_kind kind)
+{
+    switch (kind) {
+    case AVI_KIND_SPRING: return m->nspring;
+    case AVI_KIND_MEMBRANE: return m->nmembrane;
+    case AVI_KIND_HINGE: return m->nhinge;
+    case AVI_KIND_TET: return m->ntet;
+    case AVI_KIND_GRAVITY: return m->ngravity;
+    default: return 0;
+    }
+}
+
+double avi_model_time_step(const avi_model *m, avi_kind kind, size_t i)
+{
+    if (i >= avi_model_potential_count(m, kind)) return 0.0;
+    switch (kind) {
+    case AVI_KIND_SPRING: return m->springs[i].dt;
+    case AVI_KIND_MEMBRANE: return m->membranes[i].dt;
+    case AVI_KIND_HINGE: return m->hinges[i].dt;
+    case AVI_KIND_TET: return m->tets[i].dt;
+    case AVI_KIND_GRAVITY: return m->gravity[i].dt;
+    default: return 0.0;
+    }
+}
+
+void avi_model_time_step_range(const avi_model *m, avi_kind kind, double *min, double *max)
+{
+    size_t n = avi_model_potential_count(m, kind);
+    double lo = 0.0, hi = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double dt = avi_model_time_step(m, kind, i);
+        if (i == 0 || dt < lo) lo = dt;
+        if (i == 0 || dt > hi) hi = dt;
+    }
+    *min = lo;
+    *max = hi;
+}

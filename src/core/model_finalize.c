@@ -1,0 +1,218 @@
+/* Finalizing a model: vertex checks, inverse masses, gravity potentials and
+ * every potential's time step. */
+#include "core/model_internal.h"
+#include "core/time_step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+avi_time_step avi_default_time_step(void)
+{
+    avi_time_step r;
+    memset(&r, 0, sizeof r);
+    r.rule = AVI_DT_STABILITY;
+    r.safety = 0.5;
+    r.delta = 0.1;
+    return r;
+}
+
+/* Stencil of potential i of a kind: vertex count and indices. */
+static int stencil(const avi_model *m, avi_kind kind, size_t i, const uint32_t **v)
+{
+    switch (kind) {
+    case AVI_KIND_SPRING: *v = m->springs[i].v; return 2;
+    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; return 3;
+    case AVI_KIND_HINGE: *v = m->hinges[i].v; return 4;
+    case AVI_KIND_TET: *v = m->tets[i].v; return 4;
+    case AVI_KIND_GRAVITY: *v = &m->gravity[i].v; return 1;
+    default: *v = NULL; return 0;
+    }
+}
+
+static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
+{
+    switch (kind) {
+    case AVI_KIND_SPRING: return &m->springs[i].dt;
+    case AVI_KIND_MEMBRANE: return &m->membranes[i].dt;
+    case AVI_KIND_HINGE: return &m->hinges[i].dt;
+    case AVI_KIND_TET: return &m->tets[i].dt;
+    case AVI_KIND_GRAVITY: return &m->gravity[i].dt;
+    default: return NULL;
+    }
+}
+
+static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*x)[3], double *H)
+{
+    switch (kind) {
+    case AVI_KIND_SPRING: avi_spring_hessian(&m->springs[i], x, (double (*)[6])H); break;
+    case AVI_KIND_MEMBRANE: avi_membrane_hessian(&m->membranes[i], x, (double (*)[9])H); break;
+    case AVI_KIND_HINGE: avi_hinge_hessian(&m->hinges[i], x, (double (*)[12])H); break;
+    case AVI_KIND_TET: avi_tet_hessian(&m->tets[i], x, (double (*)[12])H); break;
+    default: memset(H, 0, 144 * sizeof(double)); break;
+    }
+}
+
+/* omega^2 of a potential: the larger of the values at rest and in the initial
+ * state (a pre-stretched body can be stiffer than at rest). */
+static double omega2(const avi_model *m, avi_kind kind, size_t i)
+{
+    const uint32_t *v;
+    int n = stencil(m, kind, i, &v);
+    double X[4][3], x[4][3], im[4], H[144];
+    for (int a = 0; a < n; a++) {
+        v3_copy(X[a], m->rest[v[a]]);
+        v3_copy(x[a], m->vert[v[a]].x);
+        im[a] = m->vert[v[a]].inv_mass;
+    }
+    hessian(m, kind, i, (const double (*)[3])X, H);
+    double w_rest = avi_stencil_omega2(H, n, im);
+    hessian(m, kind, i, (const double (*)[3])x, H);
+    double w_init = avi_stencil_omega2(H, n, im);
+    return w_rest > w_init ? w_rest : w_init;
+}
+
+static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
+{
+    const uint32_t *v;
+    int n = stencil(m, kind, i, &v);
+    double X[4][3];
+    for (int a = 0; a < n; a++) v3_copy(X[a], m->rest[v[a]]);
+    if (kind == AVI_KIND_TET) return delta * avi_tet_inradius(X) / m->tet_c[i];
+    return delta * avi_triangle_inradius(X) / m->membrane_c[i];
+}
+
+static int check_rule(avi_model *m, const avi_time_step *r)
+{
+    if (r->rule == AVI_DT_STABILITY && !(r->safety > 0.0 && isfinite(r->safety)))
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.safety must be positive (got %g)", r->safety);
+    if (r->rule == AVI_DT_CFL && !(r->delta > 0.0 && isfinite(r->delta)))
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.delta must be positive (got %g)", r->delta);
+    if (r->rule == AVI_DT_FIXED && !(r->fixed > 0.0 && isfinite(r->fixed)))
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.fixed must be positive (got %g)", r->fixed);
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        if (!(r->kind_fixed[k] >= 0.0 && isfinite(r->kind_fixed[k])))
+            return avi_model_fail(m, AVI_ERR_INPUT, "fixed time step of kind %s must be positive (got %g)",
+                                  avi_kind_name((avi_kind)k), r->kind_fixed[k]);
+    return 0;
+}
+
+static int finalize_vertices(avi_model *m)
+{
+    for (size_t i = 0; i < m->nv; i++) {
+        avi_vertex *p = &m->vert[i];
+        const avi_body *b = &m->bodies[m->body_of[i]];
+        size_t local = i - b->first_vertex;
+        if (!v3_isfinite(p->x) || !v3_isfinite(p->v))
+            return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': vertex %zu has a non-finite state", b->name, local);
+        p->tau = 0.0;
+        if (p->inv_mass == 0.0) {
+            p->v[0] = p->v[1] = p->v[2] = 0.0;
+        } else if (m->mass[i] > 0.0 && isfinite(m->mass[i])) {
+            p->inv_mass = 1.0 / m->mass[i];
+        } else {
+            return avi_model_fail(m, AVI_ERR_INPUT,
+                                  "body '%s': vertex %zu has no mass (it is in no element and has no particle mass)",
+                                  b->name, local);
+        }
+    }
+    return 0;
+}
+
+static int add_gravity(avi_model *m)
+{
+    if (!m->has_gravity) return 0;
+    m->gravity = malloc((m->nv ? m->nv : 1) * sizeof *m->gravity);
+    if (!m->gravity) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    m->ngravity = 0;
+    for (size_t i = 0; i < m->nv; i++) {
+        if (m->vert[i].inv_mass == 0.0) continue;
+        avi_gravity *g = &m->gravity[m->ngravity++];
+        g->v = (uint32_t)i;
+        v3_scale(g->mg, m->g, m->mass[i]);
+        g->dt = 0.0;
+    }
+    return 0;
+}
+
+int avi_model_finalize(avi_model *m, const avi_time_step *rule)
+{
+    if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");
+    avi_time_step def = avi_default_time_step();
+    if (!rule) rule = &def;
+    if (check_rule(m, rule) || finalize_vertices(m) || add_gravity(m)) return -1;
+
+    /* Elastic potentials first; gravity follows the vertices' elastic steps. */
+    double largest = 0.0;
+    int unresolved = 0;
+    double *vertex_min = malloc((m->nv ? m->nv : 1) * sizeof *vertex_min);
+    if (!vertex_min) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    for (size_t i = 0; i < m->nv; i++) vertex_min[i] = INFINITY;
+    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+        avi_kind kind = (avi_kind)k;
+        size_t n = avi_model_potential_count(m, kind);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t *v;
+            int nsv = stencil(m, kind, i, &v);
+            double body_dt = m->bodies[m->body_of[v[0]]].fixed_dt;
+            double dt;
+            if (rule->kind_fixed[k] > 0.0) dt = rule->kind_fixed[k];
+            else if (body_dt > 0.0) dt = body_dt;
+            else if (rule->rule == AVI_DT_FIXED) dt = rule->fixed;
+            else if (rule->rule == AVI_DT_CFL && (kind == AVI_KIND_TET || kind == AVI_KIND_MEMBRANE))
+                dt = cfl(m, kind, i, rule->delta);
+            else {
+                double safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
+                double w2 = omega2(m, kind, i);
+                dt = w2 > 0.0 ? safety * 2.0 / sqrt(w2) : NAN; /* no dynamics: resolved below */
+            }
+            if (isnan(dt)) {
+                unresolved++;
+            } else if (!(dt > 0.0) || !isfinite(dt)) {
+                free(vertex_min);
+                return avi_model_fail(m, AVI_ERR_INPUT, "%s %zu: time step %g is not positive and finite",
+                                      avi_kind_name(kind), i, dt);
+            } else {
+                if (dt > largest) largest = dt;
+                for (int a = 0; a < nsv; a++)
+                    if (dt < vertex_min[v[a]]) vertex_min[v[a]] = dt;
+            }
+            *dt_slot(m, kind, i) = dt;
+        }
+    }
+    double smallest = INFINITY;
+    for (size_t i = 0; i < m->nv; i++)
+        if (vertex_min[i] < smallest) smallest = vertex_min[i];
+
+    /* Potentials that cannot move anything (all stencil vertices pinned, zero
+     * stiffness) tick at the model's largest step. */
+    if (unresolved) {
+        if (!(largest > 0.0)) {
+            free(vertex_min);
+            return avi_model_fail(m, AVI_ERR_INPUT,
+                                  "no potential has a finite stable time step: give time_step.fixed");
+        }
+        for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+            size_t n = avi_model_potential_count(m, (avi_kind)k);
+            for (size_t i = 0; i < n; i++) {
+                double *dt = dt_slot(m, (avi_kind)k, i);
+                if (isnan(*dt)) *dt = largest;
+            }
+        }
+    }
+    for (size_t i = 0; i < m->ngravity; i++) {
+        double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
+        double body_dt = m->bodies[m->body_of[m->gravity[i].v]].fixed_dt;
+        if (!(dt > 0.0)) dt = body_dt > 0.0 ? body_dt : rule->rule == AVI_DT_FIXED ? rule->fixed : 0.0;
+        if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v]) ? vertex_min[m->gravity[i].v] : smallest;
+        if (!(dt > 0.0) || !isfinite(dt)) {
+            free(vertex_min);
+            return avi_model_fail(m, AVI_ERR_INPUT,
+                                  "gravity needs a time step: no elastic potential sets one; give time_step.fixed");
+        }
+        m->gravity[i].dt = dt;
+    }
+    free(vertex_min);
+    m->finalized = 1;
+    return 0;
+}

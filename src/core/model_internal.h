@@ -1,0 +1,75 @@
+/* The model's data layout, shared by the engine, observers and integrators.
+ *
+ * Vertices: the state an event touches (position, time of last drift,
+ * velocity, inverse mass) is one 64-byte record, so drifting and kicking a
+ * vertex touches a single cache line; everything else (rest position, mass,
+ * body) lives in parallel arrays that the event loop never reads.
+ * Potentials: one contiguous array of compact records per kind. */
+#ifndef AVI_MODEL_INTERNAL_H
+#define AVI_MODEL_INTERNAL_H
+
+#include "avi/model.h"
+#include "potentials/spring.h"
+#include "potentials/membrane.h"
+#include "potentials/hinge.h"
+#include "potentials/tet_neohookean.h"
+#include "potentials/gravity.h"
+
+typedef struct {
+    double x[3];     /* position at time tau */
+    double tau;      /* time of last drift */
+    double v[3];     /* velocity, constant between impulses */
+    double inv_mass; /* 0 = pinned */
+} avi_vertex;
+
+typedef struct {
+    char *name;
+    size_t first_vertex;   /* body-local indices in messages */
+    double fixed_dt;       /* > 0 overrides the rule */
+    size_t triangle_count; /* counts for error messages */
+    size_t tet_count;
+} avi_body;
+
+/* Material data kept for the time-step rules (cfl needs the wave speed). */
+typedef struct {
+    double c;       /* dilatational wave speed sqrt((lambda + 2 mu) / rho) */
+} avi_wave;
+
+struct avi_model {
+    size_t nv, cap_v;
+    avi_vertex *vert; /* 64-byte aligned */
+    double (*rest)[3];
+    double *mass;
+    int32_t *body_of;
+
+    int nbody, cap_body;
+    avi_body *bodies;
+
+    size_t nspring, cap_spring;
+    avi_spring *springs;
+    size_t nmembrane, cap_membrane;
+    avi_membrane *membranes;
+    double *membrane_c; /* wave speed per membrane, for cfl */
+    size_t nhinge, cap_hinge;
+    avi_hinge *hinges;
+    size_t ntet, cap_tet;
+    avi_tet *tets;
+    double *tet_c;      /* wave speed per tet, for cfl */
+    size_t ngravity;
+    avi_gravity *gravity;
+
+    double g[3];
+    int has_gravity;
+    int finalized;
+    avi_error err;
+};
+
+/* Sets the model's error (printf-style) and returns -1. */
+int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+
+
+/* Sum of the elastic potentials' energies at positions x ([nv][3]). */
+double avi_model_elastic_energy(const avi_model *m, const double (*x)[3]);
+#endif

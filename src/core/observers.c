@@ -1,0 +1,88 @@
+/* Observers: read the state at a time T (x + (T - tau) v) without changing it. */
+#include "core/engine_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void avi_engine_state_at(const avi_engine *e, double t, double *x, double *v)
+{
+    const avi_model *m = e->model;
+    for (size_t i = 0; i < m->nv; i++) {
+        const avi_vertex *p = &m->vert[i];
+        double h = t - p->tau;
+        for (int c = 0; c < 3; c++) {
+            if (x) x[3 * i + c] = p->x[c] + h * p->v[c];
+            if (v) v[3 * i + c] = p->v[c];
+        }
+    }
+}
+
+/* Gathers a stencil's positions from the state array xt. */
+static inline void gather(const double (*xt)[3], const uint32_t *v, int n, double x[][3])
+{
+    for (int a = 0; a < n; a++) v3_copy(x[a], xt[v[a]]);
+}
+
+/* Elastic energy of every potential at positions xt; kept in one place so
+ * the synchronous integrators and tests share it. */
+double avi_model_elastic_energy(const avi_model *m, const double (*xt)[3])
+{
+    double sum = 0.0, x[4][3];
+    for (size_t i = 0; i < m->nspring; i++) {
+        gather(xt, m->springs[i].v, 2, x);
+        sum += avi_spring_energy(&m->springs[i], (const double (*)[3])x);
+    }
+    for (size_t i = 0; i < m->nmembrane; i++) {
+        gather(xt, m->membranes[i].v, 3, x);
+        sum += avi_membrane_energy(&m->membranes[i], (const double (*)[3])x);
+    }
+    for (size_t i = 0; i < m->nhinge; i++) {
+        gather(xt, m->hinges[i].v, 4, x);
+        sum += avi_hinge_energy(&m->hinges[i], (const double (*)[3])x);
+    }
+    for (size_t i = 0; i < m->ntet; i++) {
+        gather(xt, m->tets[i].v, 4, x);
+        sum += avi_tet_energy(&m->tets[i], (const double (*)[3])x);
+    }
+    return sum;
+}
+
+void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
+{
+    const avi_model *m = e->model;
+    memset(o, 0, sizeof *o);
+    o->time = t;
+    o->min_contact_distance = INFINITY;
+    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    if (!xt) {
+        o->total = NAN;
+        return;
+    }
+    avi_engine_state_at(e, t, &xt[0][0], NULL);
+    double ke = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
+    for (size_t i = 0; i < m->nv; i++) {
+        const avi_vertex *p = &m->vert[i];
+        if (p->inv_mass == 0.0) continue;
+        double mass = m->mass[i], mv[3], r[3];
+        v3_scale(mv, p->v, mass);
+        ke += 0.5 * v3_dot(mv, p->v);
+        v3_add(P, P, mv);
+        v3_cross(r, xt[i], mv);
+        v3_add(L, L, r);
+    }
+    double ext = 0.0;
+    for (size_t i = 0; i < m->ngravity; i++)
+        ext += avi_gravity_energy(&m->gravity[i], (const double (*)[3])&xt[m->gravity[i].v]);
+    o->kinetic = ke;
+    o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
+    o->external = ext;
+    o->total = o->kinetic + o->elastic + o->contact + o->external;
+    v3_copy(o->linear_momentum, P);
+    v3_copy(o->angular_momentum, L);
+    for (int k = 0; k < AVI_KIND_COUNT; k++) {
+        o->events[k] = e->events[k];
+        o->events_total += e->events[k];
+    }
+    free(xt);
+}

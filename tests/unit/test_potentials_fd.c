@@ -1,0 +1,156 @@
+/* Springs, neo-Hookean tetrahedra and gravity: gradients against finite
+ * differences of the energy, Hessians against finite differences of the
+ * gradient, at random non-degenerate configurations. */
+#include "check_main.h"
+#include "fd.h"
+#include "potentials/gravity.h"
+#include "potentials/spring.h"
+#include "potentials/tet_neohookean.h"
+
+#include <stdio.h>
+
+static uint64_t seed = 12345;
+static double urand(void) /* uniform in [0, 1) */
+{
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(seed >> 11) * (1.0 / 9007199254740992.0);
+}
+static double srand1(void) { return 2.0 * urand() - 1.0; }
+
+static double spring_e(const void *p, const double *x) { return avi_spring_energy(p, (const double (*)[3])x); }
+static void spring_g(const void *p, const double *x, double *g)
+{ avi_spring_gradient(p, (const double (*)[3])x, (double (*)[3])g); }
+static void spring_h(const void *p, const double *x, double *H)
+{ avi_spring_hessian(p, (const double (*)[3])x, (double (*)[6])H); }
+
+static double tet_e(const void *p, const double *x) { return avi_tet_energy(p, (const double (*)[3])x); }
+static void tet_g(const void *p, const double *x, double *g)
+{ avi_tet_gradient(p, (const double (*)[3])x, (double (*)[3])g); }
+static void tet_h(const void *p, const double *x, double *H)
+{ avi_tet_hessian(p, (const double (*)[3])x, (double (*)[12])H); }
+
+START_TEST(test_spring_derivatives)
+{
+    double worst_g = 0.0, worst_h = 0.0;
+    for (int trial = 0; trial < 200; trial++) {
+        avi_spring s = {{0, 1}, 0.5 + 10.0 * urand(), trial % 4 == 0 ? 0.0 : 0.2 + urand(), 0.0};
+        double x[6];
+        for (int i = 0; i < 6; i++) x[i] = srand1();
+        double eg = fd_gradient_error(&s, spring_e, spring_g, x, 6, 1e-6);
+        double eh = fd_hessian_error(&s, spring_g, spring_h, x, 6, 1e-6);
+        worst_g = fmax(worst_g, eg);
+        worst_h = fmax(worst_h, eh);
+    }
+    printf("spring: worst relative FD error gradient %.2e, Hessian %.2e\n", worst_g, worst_h);
+    ck_assert(worst_g <= 1e-6);
+    ck_assert(worst_h <= 1e-6);
+}
+END_TEST
+
+static void random_tet(double X[4][3])
+{
+    /* A regular-ish tet with random perturbation, positively oriented. */
+    static const double base[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    for (;;) {
+        double s = 0.1 + 2.0 * urand();
+        for (int a = 0; a < 4; a++)
+            for (int c = 0; c < 3; c++) X[a][c] = s * (base[a][c] + 0.3 * srand1());
+        avi_tet t;
+        if (avi_tet_init(&t, X, 1.0, 1.0) > 0.01 * s * s * s) return;
+    }
+}
+
+START_TEST(test_tet_derivatives)
+{
+    double worst_g = 0.0, worst_h = 0.0;
+    for (int trial = 0; trial < 300; trial++) {
+        double X[4][3], x[4][3];
+        random_tet(X);
+        avi_tet t;
+        double mu = 0.1 + urand(), lambda = trial % 3 == 0 ? 0.0 : 5.0 * urand();
+        ck_assert(avi_tet_init(&t, X, mu, lambda) > 0.0);
+        /* Deform: random affine map near identity, plus noise, kept non-inverted. */
+        double amp = trial % 2 ? 0.4 : 0.1;
+        for (;;) {
+            double A[9];
+            for (int k = 0; k < 9; k++) A[k] = (k % 4 == 0 ? 1.0 : 0.0) + amp * srand1();
+            for (int a = 0; a < 4; a++)
+                for (int i = 0; i < 3; i++)
+                    x[a][i] = A[3 * i] * X[a][0] + A[3 * i + 1] * X[a][1] + A[3 * i + 2] * X[a][2] + 0.05 * srand1();
+            double F[9];
+            avi_tet_deformation(&t, (const double (*)[3])x, F);
+            if (m3_det(F) > 0.2) break;
+        }
+        double h = 1e-6 * (1.0 + fabs(x[1][0]));
+        worst_g = fmax(worst_g, fd_gradient_error(&t, tet_e, tet_g, &x[0][0], 12, h));
+        worst_h = fmax(worst_h, fd_hessian_error(&t, tet_g, tet_h, &x[0][0], 12, h));
+    }
+    printf("tet: worst relative FD error gradient %.2e, Hessian %.2e\n", worst_g, worst_h);
+    ck_assert(worst_g <= 1e-6);
+    ck_assert(worst_h <= 1e-6);
+}
+END_TEST
+
+START_TEST(test_tet_rest_state_and_invariance)
+{
+    for (int trial = 0; trial < 50; trial++) {
+        double X[4][3], g[4][3];
+        random_tet(X);
+        avi_tet t;
+        avi_tet_init(&t, X, 0.7, 1.3);
+        ck_assert(fabs(avi_tet_energy(&t, (const double (*)[3])X)) < 1e-12);
+        avi_tet_gradient(&t, (const double (*)[3])X, g);
+        for (int a = 0; a < 4; a++)
+            for (int c = 0; c < 3; c++) ck_assert(fabs(g[a][c]) < 1e-10);
+        /* A rigid rotation about z and a translation: zero energy and the
+         * gradient of a deformed state has zero net force and torque. */
+        double x[4][3], c = cos(0.7), s = sin(0.7);
+        for (int a = 0; a < 4; a++) {
+            x[a][0] = c * X[a][0] - s * X[a][1] + 3.0;
+            x[a][1] = s * X[a][0] + c * X[a][1] - 1.0;
+            x[a][2] = X[a][2] + 0.5;
+        }
+        ck_assert(fabs(avi_tet_energy(&t, (const double (*)[3])x)) < 1e-12);
+        for (int a = 0; a < 4; a++)
+            for (int k = 0; k < 3; k++) x[a][k] += 0.1 * srand1();
+        avi_tet_gradient(&t, (const double (*)[3])x, g);
+        double f[3] = {0, 0, 0}, tq[3] = {0, 0, 0}, r[3];
+        for (int a = 0; a < 4; a++) {
+            v3_add(f, f, g[a]);
+            v3_cross(r, x[a], g[a]);
+            v3_add(tq, tq, r);
+        }
+        ck_assert(v3_norm(f) < 1e-12 && v3_norm(tq) < 1e-11);
+    }
+}
+END_TEST
+
+START_TEST(test_gravity_gradient)
+{
+    avi_gravity p = {0, {0.0, 0.0, -9.81 * 2.0}, 0.0};
+    double x[1][3] = {{0.3, -0.2, 1.5}}, g[1][3];
+    avi_gravity_gradient(&p, (const double (*)[3])x, g);
+    double h = 1e-4;
+    for (int c = 0; c < 3; c++) {
+        double xp[1][3] = {{x[0][0], x[0][1], x[0][2]}}, xm[1][3] = {{x[0][0], x[0][1], x[0][2]}};
+        xp[0][c] += h;
+        xm[0][c] -= h;
+        double fd = (avi_gravity_energy(&p, (const double (*)[3])xp) - avi_gravity_energy(&p, (const double (*)[3])xm)) / (2 * h);
+        ck_assert(fabs(fd - g[0][c]) <= 1e-9 * (1.0 + fabs(g[0][c])));
+    }
+}
+END_TEST
+
+static Suite *fd_suite(void)
+{
+    Suite *s = suite_create("potentials_fd");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_spring_derivatives);
+    tcase_add_test(tc, test_tet_derivatives);
+    tcase_add_test(tc, test_tet_rest_state_and_invariance);
+    tcase_add_test(tc, test_gravity_gradient);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(fd_suite)
