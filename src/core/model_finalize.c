@@ -122,6 +122,7 @@ static int finalize_vertices(avi_model *m)
 static int add_gravity(avi_model *m)
 {
     if (!m->has_gravity) return 0;
+    free(m->gravity); /* a failed earlier finalize may have built them */
     m->gravity = malloc((m->nv ? m->nv : 1) * sizeof *m->gravity);
     if (!m->gravity) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
     m->ngravity = 0;

@@ -1,0 +1,184 @@
+/* Model building: degenerate input is rejected with a message naming the
+ * element; masses are lumped; time-step rules give the documented values. */
+#include "check_main.h"
+#include "avi/avi.h"
+#include "core/model_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const avi_shell_material steel = {2.0e11, 0.3, 7850.0, 0.0035};
+static const avi_solid_material rubber = {1.0e6, 0.45, 1100.0};
+
+static avi_model *with_vertices(const double (*X)[3], int n)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "part");
+    for (int i = 0; i < n; i++) ck_assert(avi_model_add_vertex(m, b, X[i]) == i);
+    return m;
+}
+
+static void expect_error(avi_model *m, int rc, const char *needle)
+{
+    ck_assert_int_ne(rc, 0);
+    const avi_error *err = avi_model_error(m);
+    ck_assert_int_eq(err->status, AVI_ERR_INPUT);
+    if (!strstr(err->message, needle)) ck_abort_msg("message '%s' lacks '%s'", err->message, needle);
+}
+
+START_TEST(test_zero_area_triangle)
+{
+    const double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 0}};
+    avi_model *m = with_vertices(X, 4);
+    ck_assert_int_eq(avi_model_add_membrane(m, 0, 1, 3, &steel), 0);
+    expect_error(m, avi_model_add_membrane(m, 0, 1, 2, &steel), "body 'part': triangle 1 (vertices 0, 1, 2) has zero area");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_inverted_and_flat_tets)
+{
+    const double X[5][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}};
+    avi_model *m = with_vertices(X, 5);
+    expect_error(m, avi_model_add_tet(m, 0, 2, 1, 3, &rubber), "tetrahedron 0 (vertices 0, 2, 1, 3) has negative volume");
+    expect_error(m, avi_model_add_tet(m, 0, 1, 2, 4, &rubber), "tetrahedron 0 (vertices 0, 1, 2, 4) has zero volume");
+    ck_assert_int_eq(avi_model_add_tet(m, 0, 1, 2, 3, &rubber), 0);
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_repeated_vertex_and_range)
+{
+    const double X[3][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+    avi_model *m = with_vertices(X, 3);
+    expect_error(m, avi_model_add_membrane(m, 0, 1, 1, &steel), "repeats vertex 1");
+    expect_error(m, avi_model_add_spring(m, 0, 7, 1.0, -1.0), "vertex 7 out of range");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_nan_coordinates)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "cloud");
+    const double ok[3] = {0, 0, 0}, bad[3] = {0, NAN, 0};
+    avi_model_add_vertex(m, b, ok);
+    expect_error(m, (int)avi_model_add_vertex(m, b, bad), "body 'cloud': vertex 1 has a non-finite position");
+    const double inf_v[3] = {INFINITY, 0, 0};
+    expect_error(m, avi_model_set_state(m, 0, ok, inf_v), "non-finite initial state");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_bad_mass)
+{
+    const double X[2][3] = {{0, 0, 0}, {1, 0, 0}};
+    avi_model *m = with_vertices(X, 2);
+    expect_error(m, avi_model_add_mass(m, 0, -1.0), "mass -1 must be positive");
+    expect_error(m, avi_model_add_mass(m, 0, 0.0), "must be positive");
+    avi_model_add_mass(m, 0, 1.0);
+    avi_model_add_spring(m, 0, 1, 1.0, -1.0);
+    /* vertex 1 has neither an element mass nor a particle mass */
+    expect_error(m, avi_model_finalize(m, NULL), "body 'part': vertex 1 has no mass");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_bad_time_steps)
+{
+    const double X[2][3] = {{0, 0, 0}, {1, 0, 0}};
+    avi_time_step r = avi_default_time_step();
+    r.rule = AVI_DT_FIXED;
+    r.fixed = -1e-3;
+    avi_model *m = with_vertices(X, 2);
+    avi_model_add_mass(m, 0, 1.0);
+    avi_model_add_mass(m, 1, 1.0);
+    avi_model_add_spring(m, 0, 1, 1.0, -1.0);
+    expect_error(m, avi_model_finalize(m, &r), "time_step.fixed must be positive");
+    r = avi_default_time_step();
+    r.safety = 0.0;
+    expect_error(m, avi_model_finalize(m, &r), "time_step.safety must be positive");
+    expect_error(m, avi_model_set_body_time_step(m, 0, NAN), "must be positive and finite");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_non_manifold_and_orientation)
+{
+    const double X[5][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}};
+    avi_model *m = with_vertices(X, 5);
+    const uint32_t fan[3][3] = {{0, 1, 2}, {1, 0, 3}, {0, 1, 4}};
+    expect_error(m, avi_model_add_triangle_mesh(m, fan, 3, &steel, 1), "edge (0, 1) is shared by 3 triangles");
+    avi_model_destroy(m);
+    m = with_vertices(X, 5);
+    const uint32_t flipped[2][3] = {{0, 1, 2}, {0, 1, 3}};
+    expect_error(m, avi_model_add_triangle_mesh(m, flipped, 2, &steel, 1), "opposite orientations");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_lumped_masses)
+{
+    const double X[4][3] = {{0, 0, 0}, {2, 0, 0}, {0, 3, 0}, {0, 0, 1}};
+    avi_model *m = with_vertices(X, 4);
+    ck_assert_int_eq(avi_model_add_tet(m, 0, 1, 2, 3, &rubber), 0);
+    ck_assert_int_eq(avi_model_add_membrane(m, 0, 1, 2, &steel), 0);
+    double vol = 1.0, area = 3.0;
+    double tet_share = rubber.density * vol / 4.0, tri_share = steel.density * steel.thickness * area / 3.0;
+    ck_assert(fabs(avi_model_vertex_mass(m, 0) - (tet_share + tri_share)) < 1e-12 * tri_share);
+    ck_assert(fabs(avi_model_vertex_mass(m, 3) - tet_share) < 1e-12 * tet_share);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* Stability rule on a zero-rest-length spring between two masses: omega^2 =
+ * k (1/m1 + 1/m2), dt = safety * 2 / omega. CFL on a tet: delta r / c. */
+START_TEST(test_time_step_rules)
+{
+    const double X[2][3] = {{0, 0, 0}, {1, 0, 0}};
+    avi_model *m = with_vertices(X, 2);
+    avi_model_add_mass(m, 0, 2.0);
+    avi_model_add_mass(m, 1, 3.0);
+    avi_model_add_spring(m, 0, 1, 7.0, 0.0);
+    avi_time_step r = avi_default_time_step();
+    r.safety = 0.8;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    double expect = 0.8 * 2.0 / sqrt(7.0 * (1.0 / 2.0 + 1.0 / 3.0));
+    ck_assert(fabs(avi_model_time_step(m, AVI_KIND_SPRING, 0) - expect) < 1e-12 * expect);
+    avi_model_destroy(m);
+
+    const double T[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    m = with_vertices(T, 4);
+    avi_model_add_tet(m, 0, 1, 2, 3, &rubber);
+    r = avi_default_time_step();
+    r.rule = AVI_DT_CFL;
+    r.delta = 0.1;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    double mu, lambda;
+    avi_lame(rubber.youngs, rubber.poisson, &mu, &lambda);
+    double inradius = 3.0 * (1.0 / 6.0) / (1.5 + sqrt(3.0) / 2.0);
+    expect = 0.1 * inradius / sqrt((lambda + 2 * mu) / rubber.density);
+    ck_assert(fabs(avi_model_time_step(m, AVI_KIND_TET, 0) - expect) < 1e-12 * expect);
+    avi_model_destroy(m);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_zero_area_triangle);
+    tcase_add_test(tc, test_inverted_and_flat_tets);
+    tcase_add_test(tc, test_repeated_vertex_and_range);
+    tcase_add_test(tc, test_nan_coordinates);
+    tcase_add_test(tc, test_bad_mass);
+    tcase_add_test(tc, test_bad_time_steps);
+    tcase_add_test(tc, test_non_manifold_and_orientation);
+    tcase_add_test(tc, test_lumped_masses);
+    tcase_add_test(tc, test_time_step_rules);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(model_suite)
