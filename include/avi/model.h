@@ -40,13 +40,15 @@ typedef enum {
 
 typedef struct {
     avi_dt_rule rule;
-    double safety;                     /* stability rule; default 0.5 */
+    double safety;                     /* stability rule; default 0.25 */
     double delta;                      /* cfl rule; default 0.1 */
     double fixed;                      /* fixed rule: the step */
+    double neighbor_ratio;             /* >= 1: cap each step at this multiple of the smallest
+                                          step on its vertices; 0: no cap. Default 1 */
     double kind_fixed[AVI_KIND_COUNT]; /* > 0: fixed step for that kind, whatever the rule */
 } avi_time_step;
 
-/* The default time-step settings: stability rule, safety 0.5, delta 0.1. */
+/* The default time-step settings: stability rule, safety 0.25, delta 0.1. */
 avi_time_step avi_default_time_step(void);
 
 /* A new, empty model; NULL when out of memory. */

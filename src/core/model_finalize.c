@@ -12,7 +12,11 @@ avi_time_step avi_default_time_step(void)
     avi_time_step r;
     memset(&r, 0, sizeof r);
     r.rule = AVI_DT_STABILITY;
-    r.safety = 0.5;
+    /* 0.25 rather than the synchronous 0.5-0.9: asynchronous steps can
+     * excite resonances (Fong, Darve and Lew 2008), and 0.5 let a graded
+     * shell's energy grow in tests/physics/test_conservation.c. */
+    r.safety = 0.25;
+    r.neighbor_ratio = 1.0;
     r.delta = 0.1;
     return r;
 }
@@ -54,8 +58,13 @@ static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*
 }
 
 /* omega^2 of a potential: the larger of the values at rest and in the initial
- * state (a pre-stretched body can be stiffer than at rest). */
-static double omega2(const avi_model *m, avi_kind kind, size_t i)
+ * state (a pre-stretched body can be stiffer than at rest). The stencil's
+ * mass matrix M_S gives each vertex's mass in equal shares to the potentials
+ * of the kind that touch it, so that, as in the element eigenvalue theorem
+ * (Irons 1970), the largest frequency of the assembled kind is bounded by the
+ * largest stencil frequency; full vertex masses would overestimate the stable
+ * step by about the square root of the vertex valence. */
+static double omega2(const avi_model *m, avi_kind kind, size_t i, const uint32_t *valence)
 {
     const uint32_t *v;
     int n = stencil(m, kind, i, &v);
@@ -63,7 +72,7 @@ static double omega2(const avi_model *m, avi_kind kind, size_t i)
     for (int a = 0; a < n; a++) {
         v3_copy(X[a], m->rest[v[a]]);
         v3_copy(x[a], m->vert[v[a]].x);
-        im[a] = m->vert[v[a]].inv_mass;
+        im[a] = m->vert[v[a]].inv_mass * valence[v[a]];
     }
     hessian(m, kind, i, (const double (*)[3])X, H);
     double w_rest = avi_stencil_omega2(H, n, im);
@@ -90,6 +99,9 @@ static int check_rule(avi_model *m, const avi_time_step *r)
         return avi_model_fail(m, AVI_ERR_INPUT, "time_step.delta must be positive (got %g)", r->delta);
     if (r->rule == AVI_DT_FIXED && !(r->fixed > 0.0 && isfinite(r->fixed)))
         return avi_model_fail(m, AVI_ERR_INPUT, "time_step.fixed must be positive (got %g)", r->fixed);
+    if (!(r->neighbor_ratio >= 0.0) || !isfinite(r->neighbor_ratio) || (r->neighbor_ratio > 0.0 && r->neighbor_ratio < 1.0))
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.neighbor_ratio must be 0 (off) or >= 1 (got %g)",
+                              r->neighbor_ratio);
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         if (!(r->kind_fixed[k] >= 0.0 && isfinite(r->kind_fixed[k])))
             return avi_model_fail(m, AVI_ERR_INPUT, "fixed time step of kind %s must be positive (got %g)",
@@ -148,10 +160,21 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     int unresolved = 0;
     double *vertex_min = malloc((m->nv ? m->nv : 1) * sizeof *vertex_min);
     if (!vertex_min) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    uint32_t *valence = malloc((m->nv ? m->nv : 1) * sizeof *valence);
+    if (!valence) {
+        free(vertex_min);
+        return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    }
     for (size_t i = 0; i < m->nv; i++) vertex_min[i] = INFINITY;
     for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
         avi_kind kind = (avi_kind)k;
         size_t n = avi_model_potential_count(m, kind);
+        memset(valence, 0, m->nv * sizeof *valence);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t *v;
+            int nsv = stencil(m, kind, i, &v);
+            for (int a = 0; a < nsv; a++) valence[v[a]]++;
+        }
         for (size_t i = 0; i < n; i++) {
             const uint32_t *v;
             int nsv = stencil(m, kind, i, &v);
@@ -164,13 +187,14 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
                 dt = cfl(m, kind, i, rule->delta);
             else {
                 double safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
-                double w2 = omega2(m, kind, i);
+                double w2 = omega2(m, kind, i, valence);
                 dt = w2 > 0.0 ? safety * 2.0 / sqrt(w2) : NAN; /* no dynamics: resolved below */
             }
             if (isnan(dt)) {
                 unresolved++;
             } else if (!(dt > 0.0) || !isfinite(dt)) {
                 free(vertex_min);
+                free(valence);
                 return avi_model_fail(m, AVI_ERR_INPUT, "%s %zu: time step %g is not positive and finite",
                                       avi_kind_name(kind), i, dt);
             } else {
@@ -181,6 +205,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             *dt_slot(m, kind, i) = dt;
         }
     }
+    free(valence);
     double smallest = INFINITY;
     for (size_t i = 0; i < m->nv; i++)
         if (vertex_min[i] < smallest) smallest = vertex_min[i];
@@ -198,6 +223,29 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             for (size_t i = 0; i < n; i++) {
                 double *dt = dt_slot(m, (avi_kind)k, i);
                 if (isnan(*dt)) *dt = largest;
+            }
+        }
+    }
+    /* Neighbour cap: no potential ticks slower than neighbor_ratio times the
+     * fastest potential on its vertices (one pass, from the uncapped minima,
+     * so the cap does not spread across the mesh). A slow potential on
+     * vertices that fast neighbours shake samples that motion too coarsely:
+     * a graded shell with uncapped hinges gained energy steadily. Explicitly
+     * fixed steps are left alone. */
+    if (rule->neighbor_ratio > 0.0 && rule->rule != AVI_DT_FIXED) {
+        for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+            if (rule->kind_fixed[k] > 0.0) continue;
+            size_t n = avi_model_potential_count(m, (avi_kind)k);
+            for (size_t i = 0; i < n; i++) {
+                const uint32_t *v;
+                int nsv = stencil(m, (avi_kind)k, i, &v);
+                if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
+                double cap = INFINITY;
+                for (int a = 0; a < nsv; a++)
+                    if (vertex_min[v[a]] < cap) cap = vertex_min[v[a]];
+                cap *= rule->neighbor_ratio;
+                double *dt = dt_slot(m, (avi_kind)k, i);
+                if (*dt > cap) *dt = cap;
             }
         }
     }
