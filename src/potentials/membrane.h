@@ -22,9 +22,37 @@ typedef struct {
  * filled only when the triangle is not degenerate (A0 > 0). */
 double avi_membrane_init(avi_membrane *m, const double X[3][3], const avi_shell_material *mat);
 double avi_membrane_energy(const avi_membrane *m, const double x[3][3]);
-void avi_membrane_gradient(const avi_membrane *m, const double x[3][3], double g[3][3]);
 void avi_membrane_hessian(const avi_membrane *m, const double x[3][3], double H[9][9]);
 /* Inradius A / s (s the semi-perimeter) of a triangle. */
 double avi_triangle_inradius(const double X[3][3]);
+
+/* g[a] = dV/dx_a. With F = Ds Dm^-1 (3x2), S = 2 mu E + lambda tr(E) I and
+ * P = F S, dV/dDs = A0 h P Dm^-T; vertex 0 takes minus the sum. */
+static inline void avi_membrane_gradient(const avi_membrane *m, const double x[3][3], double g[3][3])
+{
+    const double *D = m->dm_inv;
+    double F[3][2]; /* F[i][k] */
+    for (int i = 0; i < 3; i++) {
+        double d1 = x[1][i] - x[0][i], d2 = x[2][i] - x[0][i];
+        F[i][0] = d1 * D[0] + d2 * D[2];
+        F[i][1] = d1 * D[1] + d2 * D[3];
+    }
+    double c00 = F[0][0] * F[0][0] + F[1][0] * F[1][0] + F[2][0] * F[2][0];
+    double c11 = F[0][1] * F[0][1] + F[1][1] * F[1][1] + F[2][1] * F[2][1];
+    double c01 = F[0][0] * F[0][1] + F[1][0] * F[1][1] + F[2][0] * F[2][1];
+    double e00 = 0.5 * (c00 - 1.0), e11 = 0.5 * (c11 - 1.0), e01 = 0.5 * c01;
+    double tr = m->lambda * (e00 + e11);
+    /* A0 h S */
+    double s00 = m->ah * (2.0 * m->mu * e00 + tr), s11 = m->ah * (2.0 * m->mu * e11 + tr);
+    double s01 = m->ah * 2.0 * m->mu * e01;
+    for (int i = 0; i < 3; i++) {
+        double p0 = F[i][0] * s00 + F[i][1] * s01;
+        double p1 = F[i][0] * s01 + F[i][1] * s11;
+        double g1 = p0 * D[0] + p1 * D[1];
+        double g2 = p0 * D[2] + p1 * D[3];
+        g[1][i] = g1; g[2][i] = g2;
+        g[0][i] = -(g1 + g2);
+    }
+}
 
 #endif
