@@ -1,0 +1,592 @@
+/* Gmsh .msh reader, ASCII formats 2.2 and 4.1.
+ *
+ * Nothing in the file is trusted: counts only bound loops that also stop at
+ * the end of a section, arrays grow with what is actually read, and every
+ * number is checked before use. */
+#include "avi/mesh.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Text file split into lines (mesh_obj.c has the same helpers, so
+ * each reader stands alone) ---- */
+
+typedef struct {
+    const char *path;
+    avi_error *err;
+    char *buf;
+    size_t size;
+    size_t pos;
+    size_t nul_at; /* first NUL byte, or size */
+    size_t line;   /* number of the line last returned */
+} text;
+
+static int fail(avi_error *err, avi_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}
+
+/* "path:line: message" */
+static int fail_at(text *t, size_t line, const char *fmt, ...)
+{
+    if (t->err) {
+        char msg[400];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        snprintf(t->err->message, sizeof t->err->message, "%s:%zu: %s", t->path, line, msg);
+        t->err->status = AVI_ERR_INPUT;
+    }
+    return AVI_ERR_INPUT;
+}
+
+static int text_load(text *t, const char *path, avi_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->err = err;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    int saved = errno;
+    fclose(f);
+    if (!buf) return fail(err, AVI_ERR_RUN, "%s: out of memory reading the file", path);
+    if (bad) {
+        free(buf);
+        return fail(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
+    }
+    buf[n] = '\0';
+    char *nul = memchr(buf, '\0', n);
+    t->buf = buf;
+    t->size = n;
+    t->nul_at = nul ? (size_t)(nul - buf) : n;
+    return AVI_OK;
+}
+
+/* Next line without its line ending; *line = NULL at the end of the file. */
+static int text_next(text *t, char **line)
+{
+    *line = NULL;
+    if (t->pos >= t->size) return AVI_OK;
+    char *s = t->buf + t->pos;
+    char *nl = memchr(s, '\n', t->size - t->pos);
+    size_t end = nl ? (size_t)(nl - t->buf) : t->size;
+    t->line++;
+    if (t->nul_at >= t->pos && t->nul_at < end)
+        return fail_at(t, t->line, "binary data (NUL byte): not an ASCII text file");
+    t->buf[end] = '\0';
+    if (end > t->pos && t->buf[end - 1] == '\r') t->buf[end - 1] = '\0';
+    t->pos = end + 1;
+    *line = s;
+    return AVI_OK;
+}
+
+/* Splits a line in place at blanks; stores up to `max` tokens and returns
+ * how many there are. */
+static int split(char *s, char **tok, int max)
+{
+    int n = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\v' || *s == '\f') s++;
+        if (!*s) return n;
+        if (n < max) tok[n] = s;
+        n++;
+        while (*s && *s != ' ' && *s != '\t' && *s != '\v' && *s != '\f') s++;
+        if (*s) *s++ = '\0';
+    }
+}
+
+/* A printable excerpt of a line for messages. */
+static const char *excerpt(const char *s, char out[48])
+{
+    size_t i = 0;
+    for (; s[i] && i < 40; i++) out[i] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
+    if (s[i]) {
+        memcpy(out + i, "...", 3);
+        i += 3;
+    }
+    out[i] = '\0';
+    return out;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    uint64_t r = 0;
+    if (!*s) return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return 0;
+        unsigned d = (unsigned)(*s - '0');
+        if (r > (UINT64_MAX - d) / 10) return 0;
+        r = r * 10 + d;
+    }
+    *v = r;
+    return 1;
+}
+
+/* Clamped line number for the validator's 32-bit line arrays. */
+static uint32_t line32(size_t line) { return line > UINT32_MAX ? UINT32_MAX : (uint32_t)line; }
+
+/* Grows *p (elements of `size` bytes, capacity *cap) to hold n + 1. */
+static int reserve(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return 1;
+    size_t c = *cap ? *cap * 2 : 256;
+    if (c > SIZE_MAX / size) return 0;
+    void *q = realloc(*p, c * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* ---- Gmsh ---- */
+
+#define EMPTY UINT32_MAX
+
+typedef struct {
+    uint64_t tag;
+    uint32_t index;
+} tag_index;
+
+typedef struct {
+    text t;
+    int v4; /* format 4.1, else 2.2 */
+    double (*x)[3];
+    uint64_t *tag;
+    uint32_t *node_line;
+    size_t nn, cap_x, cap_tag, cap_nl;
+    /* tag -> index: dense table when tags are compact, else sorted pairs */
+    uint32_t *dense;
+    uint64_t dense_size;
+    tag_index *sorted;
+    uint32_t (*tri)[3];
+    uint32_t *tri_line;
+    size_t nt, cap_t, cap_tl;
+    uint32_t (*tet)[4];
+    uint32_t *tet_line;
+    size_t nk, cap_k, cap_kl;
+} msh;
+
+static void msh_free(msh *r)
+{
+    free(r->t.buf);
+    free(r->x);
+    free(r->tag);
+    free(r->node_line);
+    free(r->dense);
+    free(r->sorted);
+    free(r->tri);
+    free(r->tri_line);
+    free(r->tet);
+    free(r->tet_line);
+}
+
+static int oom(msh *r) { return fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
+
+/* Next non-blank line, or NULL at the end of the file. */
+static int nonblank(msh *r, char **line)
+{
+    for (;;) {
+        int rc = text_next(&r->t, line);
+        if (rc || !*line) return rc;
+        const char *s = *line;
+        while (*s == ' ' || *s == '\t' || *s == '\v' || *s == '\f') s++;
+        if (*s) return AVI_OK;
+    }
+}
+
+/* Next line of a section's data: an error at the end of the file or of the
+ * section, where `expecting` says what was still due. */
+static int data_line(msh *r, const char *section, const char *expecting, char **line)
+{
+    int rc = nonblank(r, line);
+    if (rc) return rc;
+    if (!*line) return fail_at(&r->t, r->t.line, "unexpected end of file in $%s: expected %s", section, expecting);
+    if ((*line)[0] == '$') {
+        char ex[48];
+        return fail_at(&r->t, r->t.line, "$%s ends early at '%s': expected %s", section, excerpt(*line, ex), expecting);
+    }
+    return AVI_OK;
+}
+
+static int expect_end(msh *r, const char *section)
+{
+    char *line, *tok[2], ex[48];
+    int rc = nonblank(r, &line);
+    if (rc) return rc;
+    if (!line) return fail_at(&r->t, r->t.line, "unexpected end of file: missing $End%s", section);
+    if (split(line, tok, 2) == 1 && tok[0][0] == '$' && strncmp(tok[0] + 1, "End", 3) == 0 &&
+        strcmp(tok[0] + 4, section) == 0)
+        return AVI_OK;
+    return fail_at(&r->t, r->t.line, "expected $End%s, found '%s' (more entries than the section's count?)", section,
+                   excerpt(line, ex));
+}
+
+/* Reads exactly `count` u64 fields of a header line. */
+static int header(msh *r, char *line, const char *what, int count, uint64_t *v)
+{
+    char *tok[8];
+    int n = split(line, tok, 8);
+    if (n != count) return fail_at(&r->t, r->t.line, "expected %s (%d numbers), found %d fields", what, count, n);
+    for (int i = 0; i < count; i++) {
+        char ex[48];
+        if (tok[i][0] == '-') return fail_at(&r->t, r->t.line, "bad %s: negative value %s", what, excerpt(tok[i], ex));
+        if (!parse_u64(tok[i], &v[i]))
+            return fail_at(&r->t, r->t.line, "bad %s: '%s' is not a 64-bit unsigned integer", what, excerpt(tok[i], ex));
+    }
+    return AVI_OK;
+}
+
+static int parse_coords(msh *r, char **tok, double p[3])
+{
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        p[i] = strtod(tok[i], &end);
+        char ex[48];
+        if (end == tok[i] || *end) return fail_at(&r->t, r->t.line, "bad coordinate '%s'", excerpt(tok[i], ex));
+        if (!isfinite(p[i])) return fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok[i], ex));
+    }
+    return AVI_OK;
+}
+
+static int parse_node_tag(msh *r, const char *s, uint64_t *tag)
+{
+    char ex[48];
+    if (!parse_u64(s, tag) || *tag == 0)
+        return fail_at(&r->t, r->t.line, "bad node tag '%s' (expected a positive integer)", excerpt(s, ex));
+    return AVI_OK;
+}
+
+static int push_node(msh *r, uint64_t tag)
+{
+    if (r->nn >= UINT32_MAX - 1) return fail_at(&r->t, r->t.line, "too many nodes for 32-bit indices");
+    if (!reserve((void **)&r->x, &r->cap_x, r->nn, sizeof *r->x) ||
+        !reserve((void **)&r->tag, &r->cap_tag, r->nn, sizeof *r->tag) ||
+        !reserve((void **)&r->node_line, &r->cap_nl, r->nn, sizeof *r->node_line))
+        return oom(r);
+    r->tag[r->nn] = tag;
+    r->node_line[r->nn] = line32(r->t.line);
+    r->nn++;
+    return AVI_OK;
+}
+
+static int cmp_tag_index(const void *pa, const void *pb)
+{
+    const tag_index *a = pa, *b = pb;
+    if (a->tag != b->tag) return a->tag < b->tag ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Builds the tag map, rejecting duplicate tags. */
+static int build_map(msh *r)
+{
+    uint64_t max = 0;
+    for (size_t i = 0; i < r->nn; i++)
+        if (r->tag[i] > max) max = r->tag[i];
+    if (max <= 4 * (uint64_t)r->nn + 1024) {
+        r->dense_size = max + 1;
+        r->dense = malloc(r->dense_size * sizeof *r->dense);
+        if (!r->dense) return oom(r);
+        for (uint64_t k = 0; k < r->dense_size; k++) r->dense[k] = EMPTY;
+        for (size_t i = 0; i < r->nn; i++) {
+            uint32_t *slot = &r->dense[r->tag[i]];
+            if (*slot != EMPTY)
+                return fail_at(&r->t, r->node_line[i], "duplicate node tag %llu (first defined on line %u)",
+                               (unsigned long long)r->tag[i], r->node_line[*slot]);
+            *slot = (uint32_t)i;
+        }
+        return AVI_OK;
+    }
+    r->sorted = malloc((r->nn ? r->nn : 1) * sizeof *r->sorted);
+    if (!r->sorted) return oom(r);
+    for (size_t i = 0; i < r->nn; i++) {
+        r->sorted[i].tag = r->tag[i];
+        r->sorted[i].index = (uint32_t)i;
+    }
+    qsort(r->sorted, r->nn, sizeof *r->sorted, cmp_tag_index);
+    for (size_t i = 1; i < r->nn; i++)
+        if (r->sorted[i].tag == r->sorted[i - 1].tag)
+            return fail_at(&r->t, r->node_line[r->sorted[i].index], "duplicate node tag %llu (first defined on line %u)",
+                           (unsigned long long)r->sorted[i].tag, r->node_line[r->sorted[i - 1].index]);
+    return AVI_OK;
+}
+
+static uint32_t lookup(const msh *r, uint64_t tag)
+{
+    if (r->dense) return tag < r->dense_size ? r->dense[tag] : EMPTY;
+    size_t lo = 0, hi = r->nn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sorted[mid].tag < tag) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->nn && r->sorted[lo].tag == tag ? r->sorted[lo].index : EMPTY;
+}
+
+static int read_nodes(msh *r)
+{
+    char *line, *tok[8], count_buf[32];
+    uint64_t h[4];
+    int rc = data_line(r, "Nodes", "the node count", &line);
+    if (rc) return rc;
+    if (!r->v4) {
+        if ((rc = header(r, line, "node count", 1, h))) return rc;
+        snprintf(count_buf, sizeof count_buf, "%llu nodes", (unsigned long long)h[0]);
+        for (uint64_t i = 0; i < h[0]; i++) {
+            if ((rc = data_line(r, "Nodes", count_buf, &line))) return rc;
+            int n = split(line, tok, 8);
+            if (n != 4) return fail_at(&r->t, r->t.line, "expected 'tag x y z', found %d fields", n);
+            uint64_t tag;
+            if ((rc = parse_node_tag(r, tok[0], &tag)) || (rc = push_node(r, tag)) ||
+                (rc = parse_coords(r, tok + 1, r->x[r->nn - 1])))
+                return rc;
+        }
+    } else {
+        if ((rc = header(r, line, "'numEntityBlocks numNodes minNodeTag maxNodeTag'", 4, h))) return rc;
+        uint64_t total = h[1], seen = 0;
+        for (uint64_t b = 0; b < h[0]; b++) {
+            uint64_t bh[4];
+            if ((rc = data_line(r, "Nodes", "a node block header", &line)) ||
+                (rc = header(r, line, "node block header 'entityDim entityTag parametric numNodesInBlock'", 4, bh)))
+                return rc;
+            if (bh[0] > 3) return fail_at(&r->t, r->t.line, "bad entity dimension %llu", (unsigned long long)bh[0]);
+            if (bh[2] > 1) return fail_at(&r->t, r->t.line, "bad parametric flag %llu", (unsigned long long)bh[2]);
+            if (bh[3] > total - seen)
+                return fail_at(&r->t, r->t.line, "node block of %llu nodes exceeds the %llu nodes of the header",
+                               (unsigned long long)bh[3], (unsigned long long)total);
+            size_t first = r->nn;
+            for (uint64_t i = 0; i < bh[3]; i++) {
+                if ((rc = data_line(r, "Nodes", "a node tag", &line))) return rc;
+                int n = split(line, tok, 8);
+                if (n != 1) return fail_at(&r->t, r->t.line, "expected one node tag, found %d fields", n);
+                uint64_t tag;
+                if ((rc = parse_node_tag(r, tok[0], &tag)) || (rc = push_node(r, tag))) return rc;
+            }
+            int want = 3 + (bh[2] ? (int)bh[0] : 0);
+            for (uint64_t i = 0; i < bh[3]; i++) {
+                if ((rc = data_line(r, "Nodes", "node coordinates", &line))) return rc;
+                int n = split(line, tok, 8);
+                if (n != want) return fail_at(&r->t, r->t.line, "expected %d coordinates, found %d fields", want, n);
+                if ((rc = parse_coords(r, tok, r->x[first + i]))) return rc;
+            }
+            seen += bh[3];
+        }
+        if (seen != total)
+            return fail_at(&r->t, r->t.line, "node blocks hold %llu nodes, but the header says %llu",
+                           (unsigned long long)seen, (unsigned long long)total);
+    }
+    if ((rc = expect_end(r, "Nodes"))) return rc;
+    return build_map(r);
+}
+
+/* Adds a triangle (type 2) or tetrahedron (type 4) from node tag strings. */
+static int add_element(msh *r, int type, const char *elem_tag, char **nodes)
+{
+    int nv = type == 2 ? 3 : 4;
+    uint32_t v[4];
+    char ex[48], ex2[48];
+    for (int k = 0; k < nv; k++) {
+        uint64_t tag;
+        if (!parse_u64(nodes[k], &tag))
+            return fail_at(&r->t, r->t.line, "element %s: bad node tag '%s'", excerpt(elem_tag, ex), excerpt(nodes[k], ex2));
+        v[k] = lookup(r, tag);
+        if (v[k] == EMPTY)
+            return fail_at(&r->t, r->t.line, "element %s refers to node %s, which is not defined", excerpt(elem_tag, ex),
+                           excerpt(nodes[k], ex2));
+    }
+    if (type == 2) {
+        if (!reserve((void **)&r->tri, &r->cap_t, r->nt, sizeof *r->tri) ||
+            !reserve((void **)&r->tri_line, &r->cap_tl, r->nt, sizeof *r->tri_line))
+            return oom(r);
+        memcpy(r->tri[r->nt], v, sizeof r->tri[r->nt]);
+        r->tri_line[r->nt++] = line32(r->t.line);
+    } else {
+        if (!reserve((void **)&r->tet, &r->cap_k, r->nk, sizeof *r->tet) ||
+            !reserve((void **)&r->tet_line, &r->cap_kl, r->nk, sizeof *r->tet_line))
+            return oom(r);
+        memcpy(r->tet[r->nk], v, sizeof r->tet[r->nk]);
+        r->tet_line[r->nk++] = line32(r->t.line);
+    }
+    return AVI_OK;
+}
+
+static int read_elements(msh *r)
+{
+    char *line, *tok[64], count_buf[40], ex[48];
+    uint64_t h[4];
+    int rc = data_line(r, "Elements", "the element count", &line);
+    if (rc) return rc;
+    if (!r->v4) {
+        if ((rc = header(r, line, "element count", 1, h))) return rc;
+        snprintf(count_buf, sizeof count_buf, "%llu elements", (unsigned long long)h[0]);
+        for (uint64_t i = 0; i < h[0]; i++) {
+            if ((rc = data_line(r, "Elements", count_buf, &line))) return rc;
+            int n = split(line, tok, 64);
+            uint64_t id, type, ntags;
+            if (n < 3 || !parse_u64(tok[0], &id) || !parse_u64(tok[1], &type) || !parse_u64(tok[2], &ntags))
+                return fail_at(&r->t, r->t.line, "expected 'id type ntags tags... nodes...'");
+            if (type != 2 && type != 4) continue; /* points, lines, quads...: not ours */
+            uint64_t nv = type == 2 ? 3 : 4;
+            if (ntags > (uint64_t)n || (uint64_t)n != 3 + ntags + nv) /* first test: no wrap-around */
+                return fail_at(&r->t, r->t.line, "element %s of type %llu: expected %llu tags and %llu nodes, found %d fields",
+                               excerpt(tok[0], ex), (unsigned long long)type, (unsigned long long)ntags,
+                               (unsigned long long)nv, n);
+            if (n > 64)
+                return fail_at(&r->t, r->t.line, "element %s has too many tags (%llu)", excerpt(tok[0], ex),
+                               (unsigned long long)ntags);
+            if ((rc = add_element(r, (int)type, tok[0], tok + 3 + ntags))) return rc;
+        }
+    } else {
+        if ((rc = header(r, line, "'numEntityBlocks numElements minElementTag maxElementTag'", 4, h))) return rc;
+        uint64_t total = h[1], seen = 0;
+        for (uint64_t b = 0; b < h[0]; b++) {
+            uint64_t bh[4];
+            if ((rc = data_line(r, "Elements", "an element block header", &line)) ||
+                (rc = header(r, line, "element block header 'entityDim entityTag elementType numElementsInBlock'", 4, bh)))
+                return rc;
+            if (bh[3] > total - seen)
+                return fail_at(&r->t, r->t.line, "element block of %llu elements exceeds the %llu elements of the header",
+                               (unsigned long long)bh[3], (unsigned long long)total);
+            int want = bh[2] == 2 ? 4 : bh[2] == 4 ? 5 : 0;
+            for (uint64_t i = 0; i < bh[3]; i++) {
+                if ((rc = data_line(r, "Elements", "an element", &line))) return rc;
+                if (!want) continue;
+                int n = split(line, tok, 64);
+                if (n != want)
+                    return fail_at(&r->t, r->t.line, "element of type %llu: expected a tag and %d nodes, found %d fields",
+                                   (unsigned long long)bh[2], want - 1, n);
+                if ((rc = add_element(r, (int)bh[2], tok[0], tok + 1))) return rc;
+            }
+            seen += bh[3];
+        }
+        if (seen != total)
+            return fail_at(&r->t, r->t.line, "element blocks hold %llu elements, but the header says %llu",
+                           (unsigned long long)seen, (unsigned long long)total);
+    }
+    return expect_end(r, "Elements");
+}
+
+/* Skips a section we do not read, up to its $End line. */
+static int skip_section(msh *r, const char *name, size_t start)
+{
+    char *line, *tok[2];
+    for (;;) {
+        int rc = text_next(&r->t, &line);
+        if (rc) return rc;
+        if (!line) return fail_at(&r->t, start, "section $%s has no $End%s", name, name);
+        if (split(line, tok, 2) == 1 && tok[0][0] == '$' && strncmp(tok[0] + 1, "End", 3) == 0 &&
+            strcmp(tok[0] + 4, name) == 0)
+            return AVI_OK;
+    }
+}
+
+static int read_format(msh *r)
+{
+    char *line, *tok[4], ex[48];
+    int rc = nonblank(r, &line);
+    if (rc) return rc;
+    if (!line) return fail_at(&r->t, r->t.line ? r->t.line : 1, "empty file (expected $MeshFormat)");
+    if (split(line, tok, 4) != 1 || strcmp(tok[0], "$MeshFormat") != 0)
+        return fail_at(&r->t, r->t.line, "not a Gmsh mesh: expected $MeshFormat, found '%s'", excerpt(tok[0], ex));
+    if ((rc = data_line(r, "MeshFormat", "'version file-type data-size'", &line))) return rc;
+    int n = split(line, tok, 4);
+    if (n != 3) return fail_at(&r->t, r->t.line, "expected 'version file-type data-size', found %d fields", n);
+    if (strcmp(tok[0], "2.2") == 0) r->v4 = 0;
+    else if (strcmp(tok[0], "4.1") == 0) r->v4 = 1;
+    else return fail_at(&r->t, r->t.line, "unsupported .msh version '%s' (supported: 2.2 and 4.1)", excerpt(tok[0], ex));
+    if (strcmp(tok[1], "1") == 0)
+        return fail_at(&r->t, r->t.line, "binary .msh files are not supported; save the mesh as ASCII (Gmsh: Mesh.Binary = 0)");
+    if (strcmp(tok[1], "0") != 0) return fail_at(&r->t, r->t.line, "bad file type '%s' (0 = ASCII)", excerpt(tok[1], ex));
+    return expect_end(r, "MeshFormat");
+}
+
+static int parse(msh *r)
+{
+    int rc = read_format(r);
+    if (rc) return rc;
+    int have_nodes = 0, have_elements = 0;
+    for (;;) {
+        char *line, *tok[2], ex[48];
+        if ((rc = nonblank(r, &line))) return rc;
+        if (!line) break;
+        if (split(line, tok, 2) != 1 || tok[0][0] != '$')
+            return fail_at(&r->t, r->t.line, "expected a section ($Nodes, $Elements, ...), found '%s'", excerpt(tok[0], ex));
+        const char *name = tok[0] + 1;
+        if (strcmp(name, "Nodes") == 0) {
+            if (have_nodes) return fail_at(&r->t, r->t.line, "second $Nodes section");
+            if ((rc = read_nodes(r))) return rc;
+            have_nodes = 1;
+        } else if (strcmp(name, "Elements") == 0) {
+            if (!have_nodes) return fail_at(&r->t, r->t.line, "$Elements before $Nodes");
+            if (have_elements) return fail_at(&r->t, r->t.line, "second $Elements section");
+            if ((rc = read_elements(r))) return rc;
+            have_elements = 1;
+        } else if (strcmp(name, "MeshFormat") == 0) {
+            return fail_at(&r->t, r->t.line, "second $MeshFormat section");
+        } else if (strncmp(name, "End", 3) == 0 || !*name) {
+            return fail_at(&r->t, r->t.line, "unexpected '%s' outside a section", excerpt(tok[0], ex));
+        } else {
+            char saved[64];
+            snprintf(saved, sizeof saved, "%s", name);
+            if ((rc = skip_section(r, saved, r->t.line))) return rc;
+        }
+    }
+    size_t last = r->t.line ? r->t.line : 1;
+    if (!have_nodes) return fail_at(&r->t, last, "missing $Nodes section");
+    if (!have_elements) return fail_at(&r->t, last, "missing $Elements section");
+    if (r->nt == 0 && r->nk == 0)
+        return fail_at(&r->t, last, "no triangles (element type 2) or tetrahedra (element type 4)");
+    return AVI_OK;
+}
+
+int avi_mesh_read_msh(const char *path, avi_mesh *out, avi_error *err)
+{
+    memset(out, 0, sizeof *out);
+    msh r;
+    memset(&r, 0, sizeof r);
+    int rc = text_load(&r.t, path, err);
+    if (rc) return rc;
+    rc = parse(&r);
+    if (!rc) {
+        avi_mesh m = {r.nn, r.x, r.nt, r.tri, r.nk, r.tet};
+        rc = avi_mesh_validate_lines(&m, path, r.tri_line, r.tet_line, err);
+        if (!rc) {
+            *out = m;
+            r.x = NULL;
+            r.tri = NULL;
+            r.tet = NULL;
+        }
+    }
+    msh_free(&r);
+    return rc;
+}
