@@ -96,6 +96,18 @@ $(SAN_LIB): $(LIB_SRC:%.c=$(SAN)/%.o)
 $(SAN)/tests/%: $(SAN)/tests/unit/%.o $(SAN_LIB)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(SAN_LIBS)
 
+# Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
+# against trigraphs), included by src/io/builtin_scenes.c. The directory is a
+# prerequisite so that adding or removing a scene regenerates the list.
+SCENE_YAML := $(sort $(wildcard data/scenes/*.yaml))
+$(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
+	@mkdir -p $(dir $@)
+	awk 'FNR == 1 { if (NR > 1) print "},"; n = FILENAME; sub(/^.*\//, "", n); sub(/\.yaml$$/, "", n); printf "{\"%s\",\n", n } \
+	{ s = ""; for (i = 1; i <= length($$0); i++) { c = substr($$0, i, 1); if (c == "\\" || c == "\"" || c == "?") c = "\\" c; s = s c } \
+	  printf "\"%s\\n\"\n", s } \
+	END { if (NR > 0) print "}," }' $(SCENE_YAML) > $@.tmp && mv $@.tmp $@
+$(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+
 run: all
 	./$(AVI) run $(RUN_ARGS)
 

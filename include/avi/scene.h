@@ -1,0 +1,281 @@
+/* avi: scenes (YAML files or built-ins), validated into plain structs, and
+ * built into a model.
+ *
+ * The scene keys are a user contract (DESIGN.md section 3). Everything below
+ * is checked when loading: unknown keys, duplicate keys, wrong types,
+ * missing required keys and out-of-range values are errors with status
+ * AVI_ERR_INPUT and a message "file:line: dotted.key: problem" (bodies
+ * appear by index: "bodies.1.material"). Values that came from a --set
+ * override have no line: "file: dotted.key (--set): problem".
+ *
+ * Keys and defaults (SI units; "required" keys have no default):
+ *
+ *   name          scene name, [A-Za-z0-9._-]+; default: the file name
+ *                 without extension (or the built-in's name)
+ *   description   one-line text (listed by `avi scenes`); default ""
+ *   time.end      end time > 0, required
+ *   integrator    type: avi (default) | sync-explicit | sync-implicit |
+ *                 sync-rootfind | explicit-euler | implicit-euler
+ *                 alpha: sync-implicit only, in [0, 1], default 0.5
+ *                 tolerance: sync-implicit, sync-rootfind, implicit-euler
+ *                 only, > 0, default 1e-10
+ *   time_step     {rule: stability, safety: s}  (the default rule)
+ *                 {rule: cfl, delta: d}
+ *                 s, d in (0, 1]; defaults from avi_default_time_step()
+ *                 {fixed: dt} or {rule: fixed, fixed: dt}
+ *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
+ *                 optional fixed steps per potential kind, whatever the rule
+ *   materials     name -> {model, ...}; which keys each model takes:
+ *                   shell, membrane: youngs > 0, poisson in [0, 0.5),
+ *                                    density > 0, thickness > 0 (all required)
+ *                   neo-hookean:     youngs, poisson, density (required)
+ *                   spring:          stiffness > 0 (per edge) and density
+ *                                    > 0, which for springs is the mass of
+ *                                    each vertex in kg (both required)
+ *   bodies        non-empty sequence; each body has
+ *                   name: [A-Za-z_][A-Za-z0-9_-]*, unique; default "body<i>"
+ *                   mesh: {generator: icosphere, radius, subdivisions (0..8)}
+ *                         {generator: disk, radius, rings (1..1024)}
+ *                         {generator: rect, lx, ly, nx, ny}
+ *                         {generator: tet_box, lx, ly, lz, nx, ny, nz}
+ *                         (generated meshes have at most 2^24 vertices)
+ *                         or {file: path} (.msh or .obj; a relative path is
+ *                         relative to the scene file's directory; for
+ *                         built-ins, to the working directory; for text, to
+ *                         the `dir` given to avi_scene_load_string);
+ *                         optional jitter: amplitude >= 0 (default 0) and
+ *                         seed: integer >= 0 (default 1), see
+ *                         avi_mesh_jitter_interior
+ *                   or particles: [{x: [3], v: [3] (default 0), mass > 0
+ *                         (optional only for pinned particles), pinned:
+ *                         bool (default false)}]
+ *                      with optional springs: [{a, b, stiffness, rest}]
+ *                         (rest >= 0; default: the rest distance;
+ *                         stiffness defaults to the body's spring
+ *                         material's stiffness)
+ *                   material: required for mesh bodies; for particle bodies
+ *                         optional and of model spring
+ *                   translate: [3], default 0 (added to rest positions)
+ *                   velocity: [3], default 0 (added to every vertex)
+ *                   initial: {scale: s > 0}, default 1: initial positions
+ *                         c + s (X - c) about the rest centroid c
+ *                   pinned: {box: [[min], [max]]} (rest positions, after
+ *                         translate; a box that pins nothing is an error)
+ *                         or {indices: [i, ...]} (body-local, no repeats)
+ *                   time_step: dt or {fixed: dt}, dt > 0: a fixed step for
+ *                         the body's potentials
+ *   contact       stored for the contact manager; absent: disabled.
+ *                 enabled: bool, default true when the section is given;
+ *                 thickness > 0 (required when enabled); inner_thickness in
+ *                 (0, thickness), default thickness / 5; stiffness: auto
+ *                 (default, stored as 0) or > 0; layers: auto (default,
+ *                 stored as 0) or an integer in 1..64
+ *   gravity       [gx, gy, gz], default [0, 0, 0]
+ *   damping       >= 0, default 0
+ *   output        file: default "<name>.h5"; energy_every, frame_every > 0,
+ *                 default time.end / 1000 and time.end / 100;
+ *                 checkpoint_every >= 0, default 0 (no checkpoints); each
+ *                 interval at least time.end / 1e9
+ *
+ * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
+ * friends are rejected. Anchors and aliases work; tags do not. */
+#ifndef AVI_SCENE_H
+#define AVI_SCENE_H
+
+#include "avi/model.h"
+
+typedef enum {
+    AVI_INTEGRATOR_AVI = 0,
+    AVI_INTEGRATOR_SYNC_EXPLICIT,
+    AVI_INTEGRATOR_SYNC_IMPLICIT,
+    AVI_INTEGRATOR_SYNC_ROOTFIND,
+    AVI_INTEGRATOR_EXPLICIT_EULER,
+    AVI_INTEGRATOR_IMPLICIT_EULER,
+    AVI_INTEGRATOR_COUNT
+} avi_integrator_type;
+
+/* The scene spelling of an integrator type ("sync-implicit"), or NULL. */
+const char *avi_integrator_name(avi_integrator_type type);
+
+typedef struct {
+    avi_integrator_type type;
+    double alpha;     /* sync-implicit */
+    double tolerance; /* sync-implicit, sync-rootfind, implicit-euler */
+} avi_scene_integrator;
+
+typedef enum {
+    AVI_MATERIAL_SHELL = 0,
+    AVI_MATERIAL_MEMBRANE,
+    AVI_MATERIAL_NEO_HOOKEAN,
+    AVI_MATERIAL_SPRING
+} avi_material_model;
+
+typedef struct {
+    char *name;
+    avi_material_model model;
+    double youngs, poisson, density, thickness; /* 0 where the model takes none */
+    double stiffness;                           /* spring */
+} avi_scene_material;
+
+typedef enum {
+    AVI_MESH_NONE = 0, /* a particle body */
+    AVI_MESH_ICOSPHERE,
+    AVI_MESH_DISK,
+    AVI_MESH_RECT,
+    AVI_MESH_TET_BOX,
+    AVI_MESH_FILE
+} avi_mesh_source;
+
+typedef struct {
+    avi_mesh_source source;
+    double radius;        /* icosphere, disk */
+    int subdivisions;     /* icosphere */
+    int rings;            /* disk */
+    double lx, ly, lz;    /* rect (lx, ly), tet_box */
+    int nx, ny, nz;       /* rect (nx, ny), tet_box */
+    char *file;           /* file: resolved path (absolute when it exists) */
+    double jitter;        /* 0: none */
+    uint64_t seed;
+} avi_scene_mesh;
+
+typedef struct {
+    double x[3], v[3];
+    double mass; /* 0 only when pinned */
+    int pinned;
+} avi_scene_particle;
+
+typedef struct {
+    uint32_t a, b;
+    double stiffness;
+    double rest; /* < 0: the rest distance */
+} avi_scene_spring;
+
+typedef enum { AVI_PIN_NONE = 0, AVI_PIN_BOX, AVI_PIN_INDICES } avi_pin_kind;
+
+typedef struct {
+    char *name;
+    avi_scene_mesh mesh;
+    size_t particle_count;
+    avi_scene_particle *particles;
+    size_t spring_count;
+    avi_scene_spring *springs;
+    int material; /* index into avi_scene.materials; -1: none */
+    double translate[3];
+    double velocity[3];
+    double scale;
+    avi_pin_kind pin;
+    double pin_box[2][3];
+    size_t pin_count;
+    uint32_t *pin_indices;
+    double time_step; /* > 0: fixed step for the body; 0: the scene's rule */
+    /* Source lines (0: from --set or unknown), for messages when building. */
+    int line, mesh_line, pinned_line;
+} avi_scene_body;
+
+typedef struct {
+    int enabled;
+    double thickness;
+    double inner_thickness;
+    double stiffness; /* 0: auto */
+    int layers;       /* 0: auto */
+} avi_scene_contact;
+
+typedef struct {
+    char *file;
+    double energy_every;
+    double frame_every;
+    double checkpoint_every; /* 0: none */
+} avi_scene_output;
+
+typedef struct {
+    char *source;      /* the file as named, or "builtin:<name>" */
+    char *dir;         /* where relative mesh paths start; NULL: the working directory */
+    char *text;        /* the scene as given, and a trailing comment listing --set overrides */
+    char *name;
+    char *description;
+    double end_time;
+    avi_scene_integrator integrator;
+    avi_time_step time_step;
+    size_t material_count;
+    avi_scene_material *materials;
+    size_t body_count;
+    avi_scene_body *bodies;
+    avi_scene_contact contact;
+    double gravity[3];
+    double damping;
+    avi_scene_output output;
+} avi_scene;
+
+/* Loads a scene file, applies `overrides` ("dotted.key=VALUE", VALUE a YAML
+ * flow scalar, sequence or mapping) in order to the parsed tree, then
+ * validates. Returns AVI_OK or an avi_status with err filled; on failure
+ * *scene is left empty (avi_scene_free on it is safe). */
+int avi_scene_load_file(const char *path, const char *const *overrides, size_t n_overrides,
+                        avi_scene *scene, avi_error *err);
+
+/* The same for a built-in scene by name ("sphere-plate"). */
+int avi_scene_load_builtin(const char *name, const char *const *overrides, size_t n_overrides,
+                           avi_scene *scene, avi_error *err);
+
+/* SCENE as the command line takes it: a built-in name when `arg` has no '/',
+ * does not end in .yaml / .yml and names a built-in; a file otherwise. */
+int avi_scene_load(const char *arg, const char *const *overrides, size_t n_overrides,
+                   avi_scene *scene, avi_error *err);
+
+/* The same from text in memory. `source` names it in messages and gives the
+ * default scene name; `dir` (may be NULL) is where relative mesh paths
+ * start. */
+int avi_scene_load_string(const char *text, size_t length, const char *source, const char *dir,
+                          const char *const *overrides, size_t n_overrides, avi_scene *scene,
+                          avi_error *err);
+
+void avi_scene_free(avi_scene *scene);
+
+/* The resolved scene (every default filled in) as YAML text, which loads
+ * back into an equal scene. malloc'd, NUL-terminated; NULL when out of
+ * memory. */
+char *avi_scene_emit(const avi_scene *scene);
+
+/* Built-in scenes (the YAML files of data/scenes, embedded at build time), sorted by
+ * name. Name, text and description are NULL past the end. */
+size_t avi_scene_builtin_count(void);
+const char *avi_scene_builtin_name(size_t index);
+const char *avi_scene_builtin_text(size_t index);
+/* The scene's top-level `description:` ("" when it has none). Parsed and
+ * cached on first use, so the first call is not thread-safe. */
+const char *avi_scene_builtin_description(size_t index);
+/* Index of a built-in by name, or -1. */
+int avi_scene_builtin_find(const char *name);
+
+/* What an output writer needs of one body: its vertex range in the model and
+ * its connectivity, with body-local vertex indices. `triangles` is the
+ * surface (the boundary of the tetrahedra for solid bodies); `edges` are the
+ * springs of spring and particle bodies. */
+typedef struct {
+    char *name;
+    uint32_t first_vertex;
+    uint32_t vertex_count;
+    size_t triangle_count;
+    uint32_t (*triangles)[3];
+    size_t tet_count;
+    uint32_t (*tets)[4];
+    size_t edge_count;
+    uint32_t (*edges)[2];
+} avi_scene_body_info;
+
+typedef struct {
+    size_t count;
+    avi_scene_body_info *bodies;
+} avi_scene_bodies;
+
+/* Builds and finalizes the model of a loaded scene: bodies in scene order,
+ * vertices, initial state, elements by material, pins, gravity and time
+ * steps. `info` may be NULL. Returns AVI_OK or an avi_status with err filled
+ * ("file:line: bodies.i (name): problem"); on failure *model is NULL and
+ * *info empty. */
+int avi_scene_build(const avi_scene *scene, avi_model **model, avi_scene_bodies *info,
+                    avi_error *err);
+
+void avi_scene_bodies_free(avi_scene_bodies *info);
+
+#endif

@@ -1,0 +1,453 @@
+/* Scene -> model: meshes, vertices, initial state, elements by material,
+ * pins, gravity and time steps. */
+#include "avi/mesh.h"
+#include "avi/scene.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const avi_scene *s;
+    size_t index;              /* body index in the scene */
+    const avi_scene_body *b;
+    avi_model *m;
+    avi_error *err;
+} bctx;
+
+/* "file:line: bodies.i.<key>" (or "file: bodies.i.<key> (--set)"). */
+static void where(const bctx *c, int line, const char *key, char *out, size_t len)
+{
+    if (line > 0) snprintf(out, len, "%s:%d: bodies.%zu%s%s", c->s->source, line, c->index, *key ? "." : "", key);
+    else snprintf(out, len, "%s: bodies.%zu%s%s (--set)", c->s->source, c->index, *key ? "." : "", key);
+}
+
+static int fail(const bctx *c, avi_status status, int line, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int fail(const bctx *c, avi_status status, int line, const char *key, const char *fmt, ...)
+{
+    char msg[360], at[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    where(c, line, key, at, sizeof at);
+    if (c->err) {
+        snprintf(c->err->message, sizeof c->err->message, "%s: %.340s", at, msg);
+        c->err->status = status;
+    }
+    return status;
+}
+
+/* A model call failed: name the scene file and the body. */
+static int model_fail(const bctx *c)
+{
+    const avi_error *e = avi_model_error(c->m);
+    char at[160];
+    where(c, c->b->line, "", at, sizeof at);
+    if (c->err) {
+        snprintf(c->err->message, sizeof c->err->message, "%s (%.60s): %.280s", at, c->b->name, e->message);
+        c->err->status = e->status != AVI_OK ? e->status : AVI_ERR_INPUT;
+    }
+    return c->err ? c->err->status : AVI_ERR_INPUT;
+}
+
+/* A mesh function failed: its message after the scene's position. */
+static int mesh_fail(const bctx *c, int line, const char *key, const avi_error *e)
+{
+    return fail(c, e->status != AVI_OK ? e->status : AVI_ERR_INPUT, line, key, "%s", e->message);
+}
+
+static int make_mesh(const bctx *c, avi_mesh *mesh)
+{
+    const avi_scene_mesh *sm = &c->b->mesh;
+    avi_error e = {AVI_OK, ""};
+    int rc = AVI_OK;
+    switch (sm->source) {
+    case AVI_MESH_ICOSPHERE: rc = avi_mesh_icosphere(sm->radius, sm->subdivisions, mesh, &e); break;
+    case AVI_MESH_DISK: rc = avi_mesh_disk(sm->radius, sm->rings, mesh, &e); break;
+    case AVI_MESH_RECT: rc = avi_mesh_rect_grid(sm->lx, sm->ly, sm->nx, sm->ny, mesh, &e); break;
+    case AVI_MESH_TET_BOX: rc = avi_mesh_tet_box(sm->lx, sm->ly, sm->lz, sm->nx, sm->ny, sm->nz, mesh, &e); break;
+    case AVI_MESH_FILE:
+        rc = avi_mesh_read(sm->file, mesh, &e);
+        if (rc) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
+        break;
+    default: return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "no mesh");
+    }
+    if (rc) return mesh_fail(c, c->b->mesh_line, "mesh", &e);
+    if (sm->jitter > 0.0 && avi_mesh_jitter_interior(mesh, sm->jitter, sm->seed, &e))
+        return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
+    char what[200];
+    where(c, c->b->mesh_line, "mesh", what, sizeof what);
+    if (avi_mesh_validate(mesh, what, &e)) {
+        if (c->err) *c->err = e;
+        return e.status != AVI_OK ? e.status : AVI_ERR_INPUT;
+    }
+    if (mesh->vertex_count > UINT32_MAX / 2)
+        return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "too many vertices (%zu)", mesh->vertex_count);
+    return AVI_OK;
+}
+
+static int pair_cmp(const void *pa, const void *pb)
+{
+    const uint32_t *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* The unique edges of the tetrahedra, or of the triangles when there are
+ * none, sorted. */
+static int unique_edges(const avi_mesh *mesh, uint32_t (**out)[2], size_t *count)
+{
+    static const int tet_edges[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    static const int tri_edges[3][2] = {{0, 1}, {1, 2}, {2, 0}};
+    int tets = mesh->tet_count > 0;
+    size_t nel = tets ? mesh->tet_count : mesh->triangle_count, per = tets ? 6 : 3;
+    uint32_t (*e)[2] = malloc((nel > 0 ? nel * per : 1) * sizeof *e);
+    if (!e) return -1;
+    size_t n = 0;
+    for (size_t t = 0; t < nel; t++)
+        for (size_t k = 0; k < per; k++) {
+            uint32_t a = tets ? mesh->tets[t][tet_edges[k][0]] : mesh->triangles[t][tri_edges[k][0]];
+            uint32_t b = tets ? mesh->tets[t][tet_edges[k][1]] : mesh->triangles[t][tri_edges[k][1]];
+            e[n][0] = a < b ? a : b;
+            e[n][1] = a < b ? b : a;
+            n++;
+        }
+    qsort(e, n, sizeof *e, pair_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || e[i][0] != e[u - 1][0] || e[i][1] != e[u - 1][1]) {
+            e[u][0] = e[i][0];
+            e[u][1] = e[i][1];
+            u++;
+        }
+    *out = e;
+    *count = u;
+    return 0;
+}
+
+/* Marks the pinned vertices (body-local), checking what the scene could
+ * not check before the mesh existed. */
+static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, unsigned char *pinned)
+{
+    const avi_scene_body *b = c->b;
+    if (b->pin == AVI_PIN_INDICES) {
+        for (size_t i = 0; i < b->pin_count; i++) {
+            if (b->pin_indices[i] >= nv)
+                return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
+                            "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], nv);
+            pinned[b->pin_indices[i]] = 1;
+        }
+    } else if (b->pin == AVI_PIN_BOX) {
+        size_t n = 0;
+        for (size_t v = 0; v < nv; v++) {
+            int in = 1;
+            for (int k = 0; k < 3; k++)
+                if (rest[v][k] < b->pin_box[0][k] || rest[v][k] > b->pin_box[1][k]) in = 0;
+            if (in) {
+                pinned[v] = 1;
+                n++;
+            }
+        }
+        /* An empty box is almost always a typo in its coordinates. */
+        if (n == 0) return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.box", "the box pins no vertex");
+    }
+    return AVI_OK;
+}
+
+/* Adds the body's vertices: rest positions, initial state, pins. */
+static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int body, const double (*vel)[3],
+                        const unsigned char *pinned_extra, uint32_t *first)
+{
+    const avi_scene_body *b = c->b;
+    double (*rest)[3] = malloc((nv ? nv : 1) * sizeof *rest);
+    unsigned char *pinned = calloc(nv ? nv : 1, 1);
+    int rc = AVI_OK;
+    if (!rest || !pinned) {
+        rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+        goto done;
+    }
+    double centroid[3] = {0, 0, 0};
+    for (size_t v = 0; v < nv; v++)
+        for (int k = 0; k < 3; k++) {
+            rest[v][k] = pos[v][k] + b->translate[k];
+            centroid[k] += rest[v][k] / (double)nv;
+        }
+    if (pinned_extra) memcpy(pinned, pinned_extra, nv);
+    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, pinned))) goto done;
+    *first = (uint32_t)avi_model_vertex_count(c->m);
+    for (size_t v = 0; v < nv; v++) {
+        int64_t id = avi_model_add_vertex(c->m, body, rest[v]);
+        if (id < 0) {
+            rc = model_fail(c);
+            goto done;
+        }
+        double x[3], u[3] = {0, 0, 0};
+        for (int k = 0; k < 3; k++) {
+            x[k] = centroid[k] + b->scale * (rest[v][k] - centroid[k]);
+            if (!pinned[v]) u[k] = b->velocity[k] + (vel ? vel[v][k] : 0.0);
+        }
+        if (avi_model_set_state(c->m, (uint32_t)id, x, u) || (pinned[v] && avi_model_pin(c->m, (uint32_t)id))) {
+            rc = model_fail(c);
+            goto done;
+        }
+    }
+done:
+    free(rest);
+    free(pinned);
+    return rc;
+}
+
+static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
+{
+    const avi_scene_body *b = c->b;
+    const avi_scene_material *mat = &c->s->materials[b->material];
+    avi_mesh mesh = {0};
+    uint32_t (*edges)[2] = NULL, (*global)[3] = NULL, (*surface)[3] = NULL;
+    size_t nedge = 0, nsurface = 0;
+    unsigned char *used = NULL;
+    int rc = make_mesh(c, &mesh);
+    if (rc) goto done;
+
+    static const char *const model_names[] = {"shell", "membrane", "neo-hookean", "spring"};
+    int shell = mat->model == AVI_MATERIAL_SHELL || mat->model == AVI_MATERIAL_MEMBRANE;
+    if (shell && (mesh.triangle_count == 0 || mesh.tet_count > 0)) {
+        rc = fail(c, AVI_ERR_INPUT, b->line, "material", "material '%s' (%s) needs a triangle surface mesh; the mesh has %s",
+                  mat->name, model_names[mat->model], mesh.tet_count ? "tetrahedra" : "no triangles");
+        goto done;
+    }
+    if (mat->model == AVI_MATERIAL_NEO_HOOKEAN && mesh.tet_count == 0) {
+        rc = fail(c, AVI_ERR_INPUT, b->line, "material", "material '%s' (neo-hookean) needs tetrahedra; the mesh has none",
+                  mat->name);
+        goto done;
+    }
+    if (mat->model == AVI_MATERIAL_SPRING && unique_edges(&mesh, &edges, &nedge)) {
+        rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+        goto done;
+    }
+    /* The surface an output writer draws: the tetrahedra's boundary for solids. */
+    if (mesh.tet_count > 0) {
+        avi_error e = {AVI_OK, ""};
+        if (avi_mesh_boundary_triangles(&mesh, &surface, &nsurface, &e)) {
+            rc = mesh_fail(c, b->mesh_line, "mesh", &e);
+            goto done;
+        }
+    }
+
+    /* Every vertex needs an element, or it has no mass. */
+    used = calloc(mesh.vertex_count ? mesh.vertex_count : 1, 1);
+    if (!used) {
+        rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+        goto done;
+    }
+    if (mesh.tet_count > 0) {
+        for (size_t t = 0; t < mesh.tet_count; t++)
+            for (int k = 0; k < 4; k++) used[mesh.tets[t][k]] = 1;
+    } else {
+        for (size_t t = 0; t < mesh.triangle_count; t++)
+            for (int k = 0; k < 3; k++) used[mesh.triangles[t][k]] = 1;
+    }
+    for (size_t v = 0; v < mesh.vertex_count; v++)
+        if (!used[v]) {
+            rc = fail(c, AVI_ERR_INPUT, b->mesh_line, "mesh", "vertex %zu belongs to no %s", v,
+                      mesh.tet_count ? "tetrahedron" : "triangle");
+            goto done;
+        }
+
+    uint32_t first;
+    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, NULL, &first))) goto done;
+
+    if (shell) {
+        avi_shell_material sm = {mat->youngs, mat->poisson, mat->density, mat->thickness};
+        global = malloc(mesh.triangle_count * sizeof *global);
+        if (!global) {
+            rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+            goto done;
+        }
+        for (size_t t = 0; t < mesh.triangle_count; t++)
+            for (int k = 0; k < 3; k++) global[t][k] = first + mesh.triangles[t][k];
+        if (avi_model_add_triangle_mesh(c->m, (const uint32_t (*)[3])global, mesh.triangle_count, &sm,
+                                        mat->model == AVI_MATERIAL_SHELL)) {
+            rc = model_fail(c);
+            goto done;
+        }
+    } else if (mat->model == AVI_MATERIAL_NEO_HOOKEAN) {
+        avi_solid_material sm = {mat->youngs, mat->poisson, mat->density};
+        for (size_t t = 0; t < mesh.tet_count; t++) {
+            const uint32_t *q = mesh.tets[t];
+            if (avi_model_add_tet(c->m, first + q[0], first + q[1], first + q[2], first + q[3], &sm)) {
+                rc = model_fail(c);
+                goto done;
+            }
+        }
+    } else {
+        for (size_t e = 0; e < nedge; e++)
+            if (avi_model_add_spring(c->m, first + edges[e][0], first + edges[e][1], mat->stiffness, -1.0)) {
+                rc = model_fail(c);
+                goto done;
+            }
+        /* For springs, density is the mass of each vertex. */
+        for (size_t v = 0; v < mesh.vertex_count; v++)
+            if (avi_model_add_mass(c->m, first + (uint32_t)v, mat->density)) {
+                rc = model_fail(c);
+                goto done;
+            }
+    }
+
+    if (info) {
+        info->first_vertex = first;
+        info->vertex_count = (uint32_t)mesh.vertex_count;
+        if (mesh.tet_count > 0) {
+            info->triangles = surface;
+            info->triangle_count = nsurface;
+            surface = NULL;
+            info->tets = mesh.tets;
+            info->tet_count = mesh.tet_count;
+            mesh.tets = NULL;
+        } else {
+            info->triangles = mesh.triangles;
+            info->triangle_count = mesh.triangle_count;
+            mesh.triangles = NULL;
+        }
+        info->edges = edges;
+        info->edge_count = nedge;
+        edges = NULL;
+    }
+done:
+    /* The mesh may have lost arrays to info; avi_mesh_free copes with NULL. */
+    avi_mesh_free(&mesh);
+    free(edges);
+    free(global);
+    free(surface);
+    free(used);
+    return rc;
+}
+
+static int build_particle_body(const bctx *c, int body, avi_scene_body_info *info)
+{
+    const avi_scene_body *b = c->b;
+    size_t n = b->particle_count;
+    double (*x)[3] = malloc(n * sizeof *x), (*v)[3] = malloc(n * sizeof *v);
+    unsigned char *pinned = calloc(n, 1);
+    uint32_t (*edges)[2] = NULL;
+    int rc = AVI_OK;
+    if (!x || !v || !pinned) {
+        rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(x[i], b->particles[i].x, sizeof x[i]);
+        memcpy(v[i], b->particles[i].v, sizeof v[i]);
+        pinned[i] = (unsigned char)(b->particles[i].pinned != 0);
+    }
+    uint32_t first;
+    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, &first))) goto done;
+    for (size_t i = 0; i < n; i++)
+        if (b->particles[i].mass > 0.0 && avi_model_add_mass(c->m, first + (uint32_t)i, b->particles[i].mass)) {
+            rc = model_fail(c);
+            goto done;
+        }
+    if (b->spring_count) {
+        edges = malloc(b->spring_count * sizeof *edges);
+        if (!edges) {
+            rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < b->spring_count; i++) {
+        const avi_scene_spring *s = &b->springs[i];
+        edges[i][0] = s->a;
+        edges[i][1] = s->b;
+        if (avi_model_add_spring(c->m, first + s->a, first + s->b, s->stiffness, s->rest)) {
+            rc = model_fail(c);
+            goto done;
+        }
+    }
+    if (info) {
+        info->first_vertex = first;
+        info->vertex_count = (uint32_t)n;
+        info->edges = edges;
+        info->edge_count = b->spring_count;
+        edges = NULL;
+    }
+done:
+    free(x);
+    free(v);
+    free(pinned);
+    free(edges);
+    return rc;
+}
+
+void avi_scene_bodies_free(avi_scene_bodies *info)
+{
+    if (!info) return;
+    for (size_t i = 0; i < info->count; i++) {
+        avi_scene_body_info *b = &info->bodies[i];
+        free(b->name);
+        free(b->triangles);
+        free(b->tets);
+        free(b->edges);
+    }
+    free(info->bodies);
+    memset(info, 0, sizeof *info);
+}
+
+int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info, avi_error *err)
+{
+    *out = NULL;
+    if (info) memset(info, 0, sizeof *info);
+    if (err) {
+        err->status = AVI_OK;
+        err->message[0] = '\0';
+    }
+    avi_model *m = avi_model_create();
+    if (!m) goto oom;
+    if (info) {
+        info->bodies = calloc(s->body_count ? s->body_count : 1, sizeof *info->bodies);
+        if (!info->bodies) goto oom;
+        info->count = s->body_count;
+    }
+    for (size_t i = 0; i < s->body_count; i++) {
+        bctx c = {s, i, &s->bodies[i], m, err};
+        avi_scene_body_info *bi = info ? &info->bodies[i] : NULL;
+        if (bi && !(bi->name = strdup(c.b->name))) goto oom;
+        int body = avi_model_add_body(m, c.b->name);
+        int rc;
+        if (body < 0) rc = model_fail(&c);
+        else if (c.b->mesh.source == AVI_MESH_NONE) rc = build_particle_body(&c, body, bi);
+        else rc = build_mesh_body(&c, body, bi);
+        if (rc == AVI_OK && c.b->time_step > 0.0 && avi_model_set_body_time_step(m, body, c.b->time_step))
+            rc = model_fail(&c);
+        if (rc != AVI_OK) {
+            avi_model_destroy(m);
+            avi_scene_bodies_free(info);
+            return rc;
+        }
+    }
+    avi_model_set_gravity(m, s->gravity);
+    if (avi_model_finalize(m, &s->time_step)) {
+        const avi_error *e = avi_model_error(m);
+        int rc = e->status != AVI_OK ? (int)e->status : AVI_ERR_INPUT;
+        if (err) {
+            snprintf(err->message, sizeof err->message, "%.150s: %.340s", s->source, e->message);
+            err->status = (avi_status)rc;
+        }
+        avi_model_destroy(m);
+        avi_scene_bodies_free(info);
+        return rc;
+    }
+    *out = m;
+    return AVI_OK;
+oom:
+    avi_model_destroy(m);
+    avi_scene_bodies_free(info);
+    if (err) {
+        snprintf(err->message, sizeof err->message, "%s: out of memory", s->source);
+        err->status = AVI_ERR_RUN;
+    }
+    return AVI_ERR_RUN;
+}

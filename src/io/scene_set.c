@@ -1,0 +1,173 @@
+/* --set KEY=VALUE: overrides applied to the parsed scene tree before
+ * validation, so an override is checked exactly like the file's own text.
+ *
+ * KEY is a dotted path. Mapping keys are matched by name; sequence items by
+ * index ("bodies.0") or, for items that are mappings with a `name`, by that
+ * name ("bodies.sphere"). A key missing from a mapping may be added when the
+ * scene schema allows it there (e.g. contact.stiffness, or a new material);
+ * any other path is "no such key". VALUE is one YAML flow node: a scalar
+ * (1e-4, true, sync-implicit), a sequence ([0, 0, -1000]) or a mapping
+ * ({scale: 1.1}). */
+#include "io/scene_tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Marks a subtree as coming from the command line (no source line). */
+static void mark_override(ynode *n)
+{
+    n->line = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        mark_override(n->items[i]);
+        if (n->keys) mark_override(n->keys[i]);
+    }
+}
+
+static int all_digits(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
+static const char *item_name(const ynode *item)
+{
+    if (item->kind != YN_MAP) return NULL;
+    for (size_t i = 0; i < item->n; i++)
+        if (strcmp(item->keys[i]->str, "name") == 0 && item->items[i]->kind == YN_SCALAR) return item->items[i]->str;
+    return NULL;
+}
+
+/* The schema context of a child: mapping keys by name ("materials.*" for
+ * any material), sequence items as "#". */
+static void child_context(char *out, size_t len, const char *ctx, const ynode *parent, const char *seg)
+{
+    const char *part = parent->kind == YN_SEQ ? "#" : strcmp(ctx, "materials") == 0 ? "*" : seg;
+    size_t n = 0;
+    /* Overlong paths are cut; they then match no schema context. */
+    for (const char *p = ctx; *p && n + 1 < len; p++) out[n++] = *p;
+    if (*ctx && n + 1 < len) out[n++] = '.';
+    for (const char *p = part; *p && n + 1 < len; p++) out[n++] = *p;
+    out[n] = '\0';
+}
+
+static int allowed(const char *ctx, const char *key)
+{
+    const char *keys = avi_scene_schema_keys(ctx);
+    if (!keys) return 0;
+    if (strcmp(keys, "*") == 0) return 1;
+    size_t n = strlen(key);
+    for (const char *p = keys; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == n && strncmp(p, key, n) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+int avi_scene_apply_set(ynode *root, const char *assignment, const char *source, avi_error *err)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: expected KEY=VALUE", source, assignment);
+    size_t klen = (size_t)(eq - assignment);
+    char *key = malloc(klen + 1);
+    if (!key) return avi_scene_fail(err, AVI_ERR_RUN, "out of memory");
+    memcpy(key, assignment, klen);
+    key[klen] = '\0';
+    const char *text = eq + 1;
+
+    ynode *value = NULL;
+    avi_error verr = {AVI_OK, ""};
+    int rc = yn_parse(text, strlen(text), "value", &value, &verr);
+    if (rc != AVI_OK) {
+        /* yn_parse says "value:1: ..."; drop the position, the value is one line. */
+        const char *m = verr.message;
+        if (strncmp(m, "value:", 6) == 0) {
+            m += 6;
+            while (*m >= '0' && *m <= '9') m++;
+            if (*m == ':') m++;
+            while (*m == ' ') m++;
+        }
+        rc = avi_scene_fail(err, (avi_status)rc, "%s: --set %s: bad value: %s", source, key, m);
+        free(key);
+        return rc;
+    }
+    if (!value) {
+        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: missing value", source, key);
+        free(key);
+        return rc;
+    }
+    mark_override(value);
+
+    ynode *node = root;
+    char ctx[256] = "";
+    char *seg = key;
+    rc = AVI_OK;
+    for (;;) {
+        char *dot = strchr(seg, '.');
+        if (dot) *dot = '\0';
+        int last = dot == NULL;
+        char cctx[256];
+        ynode **slot = NULL;
+        if (!*seg) break;
+        child_context(cctx, sizeof cctx, ctx, node, seg);
+        if (node->kind == YN_MAP) {
+            for (size_t i = 0; i < node->n; i++)
+                if (strcmp(node->keys[i]->str, seg) == 0) slot = &node->items[i];
+            if (!slot) {
+                /* Add the key, if the schema has it here. */
+                if (!allowed(ctx, seg)) break;
+                if (!last && !avi_scene_schema_keys(cctx)) break;
+                ynode *k = yn_new(YN_SCALAR, 0), *v = last ? NULL : yn_new(YN_MAP, 0);
+                if (k) k->str = strdup(seg);
+                if (!k || !k->str || (!last && !v) || yn_append(node, k, last ? value : v)) {
+                    yn_free(k);
+                    yn_free(v);
+                    rc = avi_scene_fail(err, AVI_ERR_RUN, "out of memory");
+                    break;
+                }
+                if (last) {
+                    value = NULL;
+                    break;
+                }
+                slot = &node->items[node->n - 1];
+            }
+        } else if (node->kind == YN_SEQ) {
+            if (all_digits(seg)) {
+                size_t i = strtoul(seg, NULL, 10);
+                if (strlen(seg) < 10 && i < node->n) slot = &node->items[i];
+            } else {
+                for (size_t i = 0; i < node->n && !slot; i++) {
+                    const char *name = item_name(node->items[i]);
+                    if (name && strcmp(name, seg) == 0) slot = &node->items[i];
+                }
+            }
+            if (!slot) break;
+        } else {
+            break;
+        }
+        if (last) {
+            yn_free(*slot);
+            *slot = value;
+            value = NULL;
+            break;
+        }
+        node = *slot;
+        snprintf(ctx, sizeof ctx, "%s", cctx);
+        seg = dot + 1;
+    }
+    if (rc == AVI_OK && value) {
+        /* The walk stopped early: restore the dots for the message. */
+        for (size_t i = 0; i < klen; i++)
+            if (key[i] == '\0') key[i] = '.';
+        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: no such key", source, key);
+    }
+    yn_free(value);
+    free(key);
+    return rc;
+}

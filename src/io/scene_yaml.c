@@ -1,0 +1,1725 @@
+/* Scenes: YAML text -> tree with line numbers -> validated avi_scene, and
+ * the resolved scene back to YAML. */
+#include "io/scene_tree.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+int avi_scene_fail(avi_error *err, avi_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+/* ---------------------------------------------------------------- tree -- */
+
+ynode *yn_new(yn_kind kind, int line)
+{
+    ynode *n = calloc(1, sizeof *n);
+    if (n) {
+        n->kind = kind;
+        n->line = line;
+    }
+    return n;
+}
+
+void yn_free(ynode *node)
+{
+    if (!node) return;
+    for (size_t i = 0; i < node->n; i++) {
+        yn_free(node->items[i]);
+        if (node->keys) yn_free(node->keys[i]);
+    }
+    free(node->items);
+    free(node->keys);
+    free(node->str);
+    free(node);
+}
+
+int yn_append(ynode *parent, ynode *key, ynode *value)
+{
+    if (parent->n == parent->cap) {
+        size_t c = parent->cap ? 2 * parent->cap : 4;
+        ynode **it = realloc(parent->items, c * sizeof *it);
+        if (!it) return -1;
+        parent->items = it;
+        if (parent->kind == YN_MAP) {
+            ynode **k = realloc(parent->keys, c * sizeof *k);
+            if (!k) return -1;
+            parent->keys = k;
+        }
+        parent->cap = c;
+    }
+    if (parent->kind == YN_MAP) parent->keys[parent->n] = key;
+    parent->items[parent->n++] = value;
+    return 0;
+}
+
+/* Alias expansion copies nodes; a budget proportional to the text stops
+ * "billion laughs" inputs early while leaving real reuse alone. */
+#define YN_NODE_BUDGET(len) (100000 + 16 * (len))
+
+static ynode *yn_copy(const ynode *src, size_t *budget)
+{
+    if (*budget == 0) return NULL;
+    (*budget)--;
+    ynode *d = yn_new(src->kind, src->line);
+    if (!d) return NULL;
+    d->plain = src->plain;
+    if (src->str && !(d->str = strdup(src->str))) goto fail;
+    for (size_t i = 0; i < src->n; i++) {
+        ynode *k = NULL, *v = yn_copy(src->items[i], budget);
+        if (!v) goto fail;
+        if (src->kind == YN_MAP && !(k = yn_copy(src->keys[i], budget))) {
+            yn_free(v);
+            goto fail;
+        }
+        if (yn_append(d, k, v)) {
+            yn_free(k);
+            yn_free(v);
+            goto fail;
+        }
+    }
+    return d;
+fail:
+    yn_free(d);
+    return NULL;
+}
+
+static int line_of_offset(const char *text, size_t len, size_t offset)
+{
+    int line = 1;
+    for (size_t i = 0; i < offset && i < len; i++)
+        if (text[i] == '\n') line++;
+    return line;
+}
+
+/* A tab among a line's leading blanks: the usual cause of a scanner error. */
+static int tab_indented(const char *text, size_t len, size_t line0)
+{
+    size_t i = 0, l = 0;
+    while (i < len && l < line0) {
+        if (text[i++] == '\n') l++;
+    }
+    for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+        if (text[i] == '\t') return 1;
+    return 0;
+}
+
+static int syntax_error(const yaml_parser_t *p, const char *text, size_t len, const char *source,
+                        avi_error *err)
+{
+    if (p->error == YAML_MEMORY_ERROR) return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+    const char *problem = p->problem ? p->problem : "malformed YAML";
+    if (p->error == YAML_READER_ERROR) {
+        int line = line_of_offset(text, len, p->problem_offset);
+        if (p->problem_value != -1)
+            return avi_scene_fail(err, AVI_ERR_INPUT,
+                                  "%s:%d: YAML syntax error: %s (byte #x%02X at offset %zu; scenes are UTF-8 text)",
+                                  source, line, problem, (unsigned)p->problem_value & 0xffu, p->problem_offset);
+        return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s (scenes are UTF-8 text)", source, line,
+                              problem);
+    }
+    int line = (int)p->problem_mark.line + 1;
+    const char *hint = tab_indented(text, len, p->problem_mark.line) ? " (tabs cannot indent YAML)" : "";
+    if (p->context)
+        return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s, %s at line %d%s", source, line,
+                              problem, p->context, (int)p->context_mark.line + 1, hint);
+    return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s%s", source, line, problem, hint);
+}
+
+typedef struct {
+    char *name;
+    ynode *node;
+} yn_anchor;
+
+#define YN_MAX_DEPTH 64
+
+int yn_parse(const char *text, size_t len, const char *source, ynode **root_out, avi_error *err)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    ynode *root = NULL;
+    ynode *stack[YN_MAX_DEPTH];
+    ynode *pending[YN_MAX_DEPTH]; /* a mapping's key awaiting its value */
+    int depth = 0, documents = 0, rc = AVI_OK, done = 0;
+    yn_anchor *anchors = NULL;
+    size_t nanchor = 0, budget = YN_NODE_BUDGET(len);
+
+    *root_out = NULL;
+    if (!yaml_parser_initialize(&p)) return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (!done) {
+        if (!yaml_parser_parse(&p, &ev)) {
+            rc = syntax_error(&p, text, len, source, err);
+            break;
+        }
+        int line = (int)ev.start_mark.line + 1;
+        ynode *node = NULL;
+        const yaml_char_t *anchor = NULL, *tag = NULL;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (documents++ > 0)
+                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: a scene is one YAML document; found another",
+                                    source, line);
+            break;
+        case YAML_MAPPING_START_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+            if (depth == YN_MAX_DEPTH) {
+                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: nesting deeper than %d levels", source, line,
+                                    YN_MAX_DEPTH);
+                break;
+            }
+            node = yn_new(ev.type == YAML_MAPPING_START_EVENT ? YN_MAP : YN_SEQ, line);
+            if (ev.type == YAML_MAPPING_START_EVENT) {
+                anchor = ev.data.mapping_start.anchor;
+                tag = ev.data.mapping_start.implicit ? NULL : ev.data.mapping_start.tag;
+            } else {
+                anchor = ev.data.sequence_start.anchor;
+                tag = ev.data.sequence_start.implicit ? NULL : ev.data.sequence_start.tag;
+            }
+            break;
+        case YAML_SCALAR_EVENT:
+            node = yn_new(YN_SCALAR, line);
+            if (node) {
+                node->str = dup_n((const char *)ev.data.scalar.value, ev.data.scalar.length);
+                node->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+                if (!node->str) {
+                    yn_free(node);
+                    node = NULL;
+                }
+            }
+            anchor = ev.data.scalar.anchor;
+            tag = (ev.data.scalar.plain_implicit || ev.data.scalar.quoted_implicit) ? NULL : ev.data.scalar.tag;
+            break;
+        case YAML_ALIAS_EVENT: {
+            const char *name = (const char *)ev.data.alias.anchor;
+            ynode *target = NULL;
+            for (size_t i = nanchor; i-- > 0;)
+                if (strcmp(anchors[i].name, name) == 0) {
+                    target = anchors[i].node;
+                    break;
+                }
+            if (!target) {
+                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: unknown alias *%s", source, line, name);
+                break;
+            }
+            for (int d = 0; d < depth; d++)
+                if (stack[d] == target) {
+                    rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: alias *%s refers to itself", source, line, name);
+                    break;
+                }
+            if (rc) break;
+            node = yn_copy(target, &budget);
+            if (!node && budget == 0)
+                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: aliases expand to too many nodes", source, line);
+            break;
+        }
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT:
+            depth--;
+            break;
+        default:
+            break;
+        }
+        if (rc == AVI_OK && tag) {
+            rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML tags (%s) are not supported", source, line,
+                                (const char *)tag);
+        }
+        if (rc == AVI_OK && (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+                             ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) && !node)
+            rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+        if (rc == AVI_OK && node) {
+            /* Attach to the parent, or become the root; from then on the tree owns it. */
+            int owned = 0;
+            if (depth == 0) {
+                root = node;
+                owned = 1;
+            } else {
+                ynode *parent = stack[depth - 1];
+                if (parent->kind == YN_SEQ) {
+                    owned = yn_append(parent, NULL, node) == 0;
+                    if (!owned) rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                } else if (!pending[depth - 1]) {
+                    if (node->kind != YN_SCALAR) {
+                        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: mapping keys must be plain scalars", source,
+                                            line);
+                    } else {
+                        pending[depth - 1] = node; /* freed below if the parse fails */
+                        owned = 1;
+                    }
+                } else if (yn_append(parent, pending[depth - 1], node) == 0) {
+                    pending[depth - 1] = NULL;
+                    owned = 1;
+                } else {
+                    rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                }
+            }
+            if (!owned) {
+                yn_free(node);
+                node = NULL;
+            }
+            if (rc == AVI_OK && anchor) {
+                yn_anchor *a = realloc(anchors, (nanchor + 1) * sizeof *a);
+                if (a) anchors = a;
+                if (a && (anchors[nanchor].name = strdup((const char *)anchor))) {
+                    anchors[nanchor++].node = node;
+                } else {
+                    rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                }
+            }
+            if (rc == AVI_OK && node->kind != YN_SCALAR && ev.type != YAML_ALIAS_EVENT) {
+                stack[depth] = node;
+                pending[depth] = NULL;
+                depth++;
+            }
+        } else if (node) {
+            yn_free(node);
+        }
+        yaml_event_delete(&ev);
+        if (rc != AVI_OK) break;
+    }
+    /* Keys still waiting for a value belong to no tree. */
+    if (rc != AVI_OK)
+        for (int d = 0; d < depth; d++) yn_free(pending[d]);
+    yaml_parser_delete(&p);
+    for (size_t i = 0; i < nanchor; i++) free(anchors[i].name);
+    free(anchors);
+    if (rc != AVI_OK) {
+        yn_free(root);
+        return rc;
+    }
+    *root_out = root;
+    return AVI_OK;
+}
+
+/* -------------------------------------------------------------- schema -- */
+
+static const struct {
+    const char *context;
+    const char *keys;
+} schema[] = {
+    {"", "name description time integrator time_step materials bodies contact gravity damping output"},
+    {"time", "end"},
+    {"integrator", "type alpha tolerance"},
+    {"time_step", "rule safety delta fixed per_kind"},
+    {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
+    {"materials", "*"},
+    {"materials.*", "model youngs poisson density thickness stiffness"},
+    {"bodies.#", "name mesh particles springs material translate velocity initial pinned time_step"},
+    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed"},
+    {"bodies.#.particles.#", "x v mass pinned"},
+    {"bodies.#.springs.#", "a b stiffness rest"},
+    {"bodies.#.initial", "scale"},
+    {"bodies.#.pinned", "box indices"},
+    {"bodies.#.time_step", "fixed"},
+    {"contact", "enabled thickness inner_thickness stiffness layers"},
+    {"output", "file energy_every frame_every checkpoint_every"},
+};
+
+const char *avi_scene_schema_keys(const char *context)
+{
+    for (size_t i = 0; i < sizeof schema / sizeof schema[0]; i++)
+        if (strcmp(schema[i].context, context) == 0) return schema[i].keys;
+    return NULL;
+}
+
+/* Is `key` a word of the space-separated list? */
+static int in_list(const char *list, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, key, n) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- validation -- */
+
+typedef struct {
+    const char *source;
+    avi_error *err;
+} vctx;
+
+#define PATH_MAX_LEN 256
+
+/* Dotted paths for messages; overlong ones are cut, not overflowed. */
+static void append(char *out, size_t *n, const char *s)
+{
+    while (*s && *n < PATH_MAX_LEN - 1) out[(*n)++] = *s++;
+    out[*n] = '\0';
+}
+
+static void join(char *out, const char *base, const char *key)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    if (base && *base) {
+        append(out, &n, base);
+        append(out, &n, ".");
+    }
+    append(out, &n, key);
+}
+
+static void join_index(char *out, const char *base, size_t i)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%zu", i);
+    join(out, base, num);
+}
+
+static int vfail(vctx *c, const ynode *node, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int vfail(vctx *c, const ynode *node, const char *path, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (node && node->line > 0)
+        return avi_scene_fail(c->err, AVI_ERR_INPUT, "%s:%d: %s: %s", c->source, node->line, path, msg);
+    return avi_scene_fail(c->err, AVI_ERR_INPUT, "%s: %s (--set): %s", c->source, path, msg);
+}
+
+/* What a node is, for "expected X, got Y". */
+static const char *describe(const ynode *v, char *buf, size_t len)
+{
+    if (v->kind == YN_SEQ) {
+        snprintf(buf, len, "a sequence of %zu item%s", v->n, v->n == 1 ? "" : "s");
+        return buf;
+    }
+    if (v->kind == YN_MAP) return "a mapping";
+    if (v->plain && (v->str[0] == '\0' || strcmp(v->str, "~") == 0 || strcmp(v->str, "null") == 0 ||
+                     strcmp(v->str, "Null") == 0 || strcmp(v->str, "NULL") == 0))
+        return "nothing (null)";
+    snprintf(buf, len, "%s'%.40s%s'", v->plain ? "" : "quoted ", v->str, strlen(v->str) > 40 ? "..." : "");
+    return buf;
+}
+
+static int expected(vctx *c, const ynode *v, const char *path, const char *what)
+{
+    char buf[80];
+    return vfail(c, v, path, "expected %s, got %s", what, describe(v, buf, sizeof buf));
+}
+
+static const ynode *map_get(const ynode *map, const char *key)
+{
+    if (!map || map->kind != YN_MAP) return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i]->str, key) == 0) return map->items[i];
+    return NULL;
+}
+
+static int check_keys(vctx *c, const ynode *map, const char *base, const char *allowed)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        if (in_list(allowed, map->keys[i]->str)) continue;
+        char path[PATH_MAX_LEN];
+        join(path, base, map->keys[i]->str);
+        return vfail(c, map->keys[i], path, "unknown key (expected one of: %s)", allowed);
+    }
+    return 0;
+}
+
+/* Duplicate keys, anywhere in the tree. */
+static int check_duplicates(vctx *c, const ynode *node, const char *base)
+{
+    char path[PATH_MAX_LEN];
+    if (node->kind == YN_MAP) {
+        for (size_t i = 0; i < node->n; i++) {
+            join(path, base, node->keys[i]->str);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(node->keys[i]->str, node->keys[j]->str) == 0)
+                    return vfail(c, node->keys[i], path, "duplicate key (first at line %d)", node->keys[j]->line);
+            if (check_duplicates(c, node->items[i], path)) return AVI_ERR_INPUT;
+        }
+    } else if (node->kind == YN_SEQ) {
+        for (size_t i = 0; i < node->n; i++) {
+            join_index(path, base, i);
+            if (check_duplicates(c, node->items[i], path)) return AVI_ERR_INPUT;
+        }
+    }
+    return 0;
+}
+
+static int missing(vctx *c, const ynode *map, const char *path)
+{
+    return vfail(c, map, path, "required key missing");
+}
+
+/* Plain-scalar number; .inf / .nan spellings come back non-finite. */
+static int parse_number(const ynode *v, double *out)
+{
+    if (v->kind != YN_SCALAR || !v->plain || !v->str[0]) return -1;
+    const char *s = v->str;
+    const char *t = (*s == '+' || *s == '-') ? s + 1 : s;
+    if (strcmp(t, ".inf") == 0 || strcmp(t, ".Inf") == 0 || strcmp(t, ".INF") == 0) {
+        *out = *s == '-' ? -INFINITY : INFINITY;
+        return 0;
+    }
+    if (strcmp(t, ".nan") == 0 || strcmp(t, ".NaN") == 0 || strcmp(t, ".NAN") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    if (isspace((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end == s || *end) return -1;
+    *out = d;
+    return 0;
+}
+
+typedef enum { R_ANY, R_POS, R_NONNEG, R_POISSON, R_UNIT, R_01 } range;
+
+static int check_range(vctx *c, const ynode *v, const char *path, double d, range r)
+{
+    if (!isfinite(d)) return vfail(c, v, path, "must be finite, got '%s'", v->str);
+    switch (r) {
+    case R_POS:
+        if (!(d > 0.0)) return vfail(c, v, path, "must be > 0, got %g", d);
+        break;
+    case R_NONNEG:
+        if (!(d >= 0.0)) return vfail(c, v, path, "must be >= 0, got %g", d);
+        break;
+    case R_POISSON:
+        if (!(d >= 0.0 && d < 0.5)) return vfail(c, v, path, "must be in [0, 0.5), got %g", d);
+        break;
+    case R_UNIT:
+        if (!(d > 0.0 && d <= 1.0)) return vfail(c, v, path, "must be in (0, 1], got %g", d);
+        break;
+    case R_01:
+        if (!(d >= 0.0 && d <= 1.0)) return vfail(c, v, path, "must be in [0, 1], got %g", d);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int node_number(vctx *c, const ynode *v, const char *path, range r, double *out)
+{
+    double d;
+    if (parse_number(v, &d)) return expected(c, v, path, "a number");
+    if (check_range(c, v, path, d, r)) return AVI_ERR_INPUT;
+    *out = d;
+    return 0;
+}
+
+/* A number field; absent and not required leaves *out as it is. */
+static int num(vctx *c, const ynode *map, const char *base, const char *key, int required, range r, double *out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return required ? missing(c, map, path) : 0;
+    return node_number(c, v, path, r, out);
+}
+
+static int node_int(vctx *c, const ynode *v, const char *path, long long lo, long long hi, long long *out)
+{
+    if (v->kind != YN_SCALAR || !v->plain || !v->str[0] || isspace((unsigned char)v->str[0]))
+        return expected(c, v, path, "an integer");
+    char *end;
+    errno = 0;
+    long long x = strtoll(v->str, &end, 10);
+    if (*end || end == v->str) return expected(c, v, path, "an integer");
+    if (errno == ERANGE || x < lo || x > hi) {
+        if (errno != ERANGE && x > hi && lo >= 0 && hi < LLONG_MAX)
+            return vfail(c, v, path, "%s is too large (at most %lld)", v->str, hi);
+        return vfail(c, v, path, "must be in [%lld, %lld], got %s", lo, hi, v->str);
+    }
+    *out = x;
+    return 0;
+}
+
+static int integer(vctx *c, const ynode *map, const char *base, const char *key, int required, long long lo,
+                   long long hi, long long *out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return required ? missing(c, map, path) : 0;
+    return node_int(c, v, path, lo, hi, out);
+}
+
+static int boolean(vctx *c, const ynode *map, const char *base, const char *key, int *out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return 0;
+    if (v->kind == YN_SCALAR && v->plain) {
+        const char *s = v->str;
+        if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+            *out = 1;
+            return 0;
+        }
+        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return expected(c, v, path, "true or false");
+}
+
+static int node_string(vctx *c, const ynode *v, const char *path, char **out)
+{
+    char buf[80];
+    if (v->kind != YN_SCALAR || !strcmp(describe(v, buf, sizeof buf), "nothing (null)"))
+        return expected(c, v, path, "a string");
+    char *s = strdup(v->str);
+    if (!s) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    free(*out);
+    *out = s;
+    return 0;
+}
+
+static int string(vctx *c, const ynode *map, const char *base, const char *key, int required, char **out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return required ? missing(c, map, path) : 0;
+    return node_string(c, v, path, out);
+}
+
+static int node_vec3(vctx *c, const ynode *v, const char *path, double out[3])
+{
+    if (v->kind != YN_SEQ || v->n != 3) return expected(c, v, path, "a sequence of 3 numbers");
+    char p[PATH_MAX_LEN];
+    for (int k = 0; k < 3; k++) {
+        join_index(p, path, (size_t)k);
+        if (node_number(c, v->items[k], p, R_ANY, &out[k])) return AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
+static int vec3(vctx *c, const ynode *map, const char *base, const char *key, int required, double out[3])
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return required ? missing(c, map, path) : 0;
+    return node_vec3(c, v, path, out);
+}
+
+/* A mapping field: *out NULL when absent. */
+static int mapping(vctx *c, const ynode *map, const char *base, const char *key, int required, const ynode **out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    *out = v;
+    if (!v) return required ? missing(c, map, path) : 0;
+    if (v->kind != YN_MAP) return expected(c, v, path, "a mapping");
+    return 0;
+}
+
+/* One word of a fixed set; returns its index in *out. */
+static int choice(vctx *c, const ynode *map, const char *base, const char *key, int required,
+                  const char *const *words, int nwords, const char *noun, int *out)
+{
+    char path[PATH_MAX_LEN];
+    join(path, base, key);
+    const ynode *v = map_get(map, key);
+    if (!v) return required ? missing(c, map, path) : 0;
+    if (v->kind != YN_SCALAR) return expected(c, v, path, "a name");
+    for (int i = 0; i < nwords; i++)
+        if (strcmp(v->str, words[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char list[256] = "";
+    for (int i = 0; i < nwords; i++) {
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", words[i]);
+    }
+    return vfail(c, v, path, "unknown %s '%.60s' (expected one of: %s)", noun, v->str, list);
+}
+
+/* --------------------------------------------------------------- names -- */
+
+static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
+    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler"};
+
+const char *avi_integrator_name(avi_integrator_type type)
+{
+    return (unsigned)type < AVI_INTEGRATOR_COUNT ? integrator_names[type] : NULL;
+}
+
+static const char *const material_names[] = {"shell", "membrane", "neo-hookean", "spring"};
+static const char *const generator_names[] = {"icosphere", "disk", "rect", "tet_box"};
+static const char *const rule_names[] = {"stability", "cfl", "fixed"};
+
+static int valid_scene_name(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-')) return 0;
+    return 1;
+}
+
+static int valid_body_name(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-')) return 0;
+    return 1;
+}
+
+/* The default scene name: the source's file name without extension. */
+static char *default_name(const char *source)
+{
+    const char *b = strrchr(source, '/');
+    b = b ? b + 1 : source;
+    if (strncmp(b, "builtin:", 8) == 0) b += 8;
+    size_t n = strlen(b);
+    if (n > 5 && strcmp(b + n - 5, ".yaml") == 0) n -= 5;
+    else if (n > 4 && strcmp(b + n - 4, ".yml") == 0) n -= 4;
+    char *s = dup_n(b, n);
+    if (!s) return NULL;
+    for (char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' || *p == '-')) *p = '_';
+    if (!*s) {
+        free(s);
+        s = strdup("scene");
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------ sections -- */
+
+static int load_integrator(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    if (mapping(c, root, "", "integrator", 0, &m)) return AVI_ERR_INPUT;
+    s->integrator.type = AVI_INTEGRATOR_AVI;
+    s->integrator.alpha = 0.5;
+    s->integrator.tolerance = 1e-10;
+    if (!m) return 0;
+    if (check_keys(c, m, "integrator", avi_scene_schema_keys("integrator"))) return AVI_ERR_INPUT;
+    int t = 0;
+    if (choice(c, m, "integrator", "type", 0, integrator_names, AVI_INTEGRATOR_COUNT, "integrator", &t))
+        return AVI_ERR_INPUT;
+    s->integrator.type = (avi_integrator_type)t;
+    const ynode *a = map_get(m, "alpha"), *tol = map_get(m, "tolerance");
+    if (a && t != AVI_INTEGRATOR_SYNC_IMPLICIT)
+        return vfail(c, a, "integrator.alpha", "only used by sync-implicit, not %s", integrator_names[t]);
+    if (tol && t != AVI_INTEGRATOR_SYNC_IMPLICIT && t != AVI_INTEGRATOR_SYNC_ROOTFIND &&
+        t != AVI_INTEGRATOR_IMPLICIT_EULER)
+        return vfail(c, tol, "integrator.tolerance", "only used by sync-implicit, sync-rootfind and implicit-euler, not %s",
+                     integrator_names[t]);
+    if (num(c, m, "integrator", "alpha", 0, R_01, &s->integrator.alpha)) return AVI_ERR_INPUT;
+    if (num(c, m, "integrator", "tolerance", 0, R_POS, &s->integrator.tolerance)) return AVI_ERR_INPUT;
+    return 0;
+}
+
+static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    s->time_step = avi_default_time_step();
+    if (mapping(c, root, "", "time_step", 0, &m)) return AVI_ERR_INPUT;
+    if (!m) return 0;
+    if (check_keys(c, m, "time_step", avi_scene_schema_keys("time_step"))) return AVI_ERR_INPUT;
+    int rule = map_get(m, "fixed") && !map_get(m, "rule") ? AVI_DT_FIXED : AVI_DT_STABILITY;
+    if (choice(c, m, "time_step", "rule", 0, rule_names, 3, "time-step rule", &rule)) return AVI_ERR_INPUT;
+    s->time_step.rule = (avi_dt_rule)rule;
+    const ynode *v;
+    if ((v = map_get(m, "safety")) && rule != AVI_DT_STABILITY)
+        return vfail(c, v, "time_step.safety", "only used by rule stability");
+    if ((v = map_get(m, "delta")) && rule != AVI_DT_CFL) return vfail(c, v, "time_step.delta", "only used by rule cfl");
+    if ((v = map_get(m, "fixed")) && rule != AVI_DT_FIXED)
+        return vfail(c, v, "time_step.fixed", "only used by rule fixed");
+    if (num(c, m, "time_step", "safety", 0, R_UNIT, &s->time_step.safety)) return AVI_ERR_INPUT;
+    if (num(c, m, "time_step", "delta", 0, R_UNIT, &s->time_step.delta)) return AVI_ERR_INPUT;
+    if (num(c, m, "time_step", "fixed", rule == AVI_DT_FIXED, R_POS, &s->time_step.fixed)) return AVI_ERR_INPUT;
+    const ynode *pk;
+    if (mapping(c, m, "time_step", "per_kind", 0, &pk)) return AVI_ERR_INPUT;
+    if (pk) {
+        if (check_keys(c, pk, "time_step.per_kind", avi_scene_schema_keys("time_step.per_kind"))) return AVI_ERR_INPUT;
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            if (num(c, pk, "time_step.per_kind", avi_kind_name((avi_kind)k), 0, R_POS, &s->time_step.kind_fixed[k]))
+                return AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
+static int load_materials(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    if (mapping(c, root, "", "materials", 0, &m)) return AVI_ERR_INPUT;
+    if (!m || m->n == 0) return 0;
+    s->materials = calloc(m->n, sizeof *s->materials);
+    if (!s->materials) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    for (size_t i = 0; i < m->n; i++) {
+        avi_scene_material *mat = &s->materials[i];
+        const ynode *v = m->items[i];
+        char base[PATH_MAX_LEN];
+        join(base, "materials", m->keys[i]->str);
+        if (!(mat->name = strdup(m->keys[i]->str))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        s->material_count = i + 1;
+        if (!m->keys[i]->str[0]) return vfail(c, m->keys[i], base, "material names must not be empty");
+        if (v->kind != YN_MAP) return expected(c, v, base, "a mapping");
+        int model = 0;
+        if (choice(c, v, base, "model", 1, material_names, 4, "material model", &model)) return AVI_ERR_INPUT;
+        mat->model = (avi_material_model)model;
+        /* Which keys each model takes; the rest are errors, not ignored. */
+        const char *takes = model == AVI_MATERIAL_SPRING      ? "model stiffness density"
+                            : model == AVI_MATERIAL_NEO_HOOKEAN ? "model youngs poisson density"
+                                                                : "model youngs poisson density thickness";
+        for (size_t k = 0; k < v->n; k++)
+            if (!in_list(takes, v->keys[k]->str)) {
+                char path[PATH_MAX_LEN];
+                join(path, base, v->keys[k]->str);
+                if (!in_list(avi_scene_schema_keys("materials.*"), v->keys[k]->str))
+                    return vfail(c, v->keys[k], path, "unknown key (model %s takes: %s)", material_names[model],
+                                 takes + 6);
+                return vfail(c, v->keys[k], path, "not a parameter of model %s (takes: %s)", material_names[model],
+                             takes + 6);
+            }
+        if (model == AVI_MATERIAL_SPRING) {
+            if (num(c, v, base, "stiffness", 1, R_POS, &mat->stiffness)) return AVI_ERR_INPUT;
+            if (num(c, v, base, "density", 1, R_POS, &mat->density)) return AVI_ERR_INPUT;
+            continue;
+        }
+        if (num(c, v, base, "youngs", 1, R_POS, &mat->youngs)) return AVI_ERR_INPUT;
+        if (num(c, v, base, "poisson", 1, R_POISSON, &mat->poisson)) return AVI_ERR_INPUT;
+        if (num(c, v, base, "density", 1, R_POS, &mat->density)) return AVI_ERR_INPUT;
+        if (model != AVI_MATERIAL_NEO_HOOKEAN && num(c, v, base, "thickness", 1, R_POS, &mat->thickness))
+            return AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
+#define MAX_GENERATED_VERTICES 16777216.0
+
+static int mesh_has_ext(const char *f, const char *ext)
+{
+    size_t n = strlen(f), e = strlen(ext);
+    if (n < e) return 0;
+    for (size_t i = 0; i < e; i++)
+        if (tolower((unsigned char)f[n - e + i]) != ext[i]) return 0;
+    return 1;
+}
+
+/* Vertex count a generator will make (for early index checks); 0 for files. */
+static double generated_vertices(const avi_scene_mesh *m)
+{
+    switch (m->source) {
+    case AVI_MESH_ICOSPHERE: return 10.0 * pow(4.0, m->subdivisions) + 2.0;
+    case AVI_MESH_DISK: return 1.0 + 3.0 * m->rings * (m->rings + 1.0);
+    case AVI_MESH_RECT: return (m->nx + 1.0) * (m->ny + 1.0);
+    case AVI_MESH_TET_BOX: return (m->nx + 1.0) * (m->ny + 1.0) * (m->nz + 1.0);
+    default: return 0.0;
+    }
+}
+
+static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene *s, avi_scene_body *b)
+{
+    avi_scene_mesh *mesh = &b->mesh;
+    const ynode *gen = map_get(m, "generator"), *file = map_get(m, "file");
+    char path[PATH_MAX_LEN];
+    b->mesh_line = m->line;
+    mesh->seed = 1;
+    if (gen && file) {
+        join(path, base, "file");
+        return vfail(c, file, path, "a mesh is either a generator or a file, not both");
+    }
+    if (!gen && !file) {
+        join(path, base, "generator");
+        return vfail(c, m, path, "required key missing (or give a file)");
+    }
+    const char *takes;
+    if (file) {
+        mesh->source = AVI_MESH_FILE;
+        takes = "file jitter seed";
+    } else {
+        int g = 0;
+        if (choice(c, m, base, "generator", 1, generator_names, 4, "generator", &g)) return AVI_ERR_INPUT;
+        mesh->source = (avi_mesh_source)(AVI_MESH_ICOSPHERE + g);
+        static const char *const gen_keys[] = {"generator radius subdivisions jitter seed",
+                                               "generator radius rings jitter seed",
+                                               "generator lx ly nx ny jitter seed",
+                                               "generator lx ly lz nx ny nz jitter seed"};
+        takes = gen_keys[g];
+    }
+    for (size_t k = 0; k < m->n; k++)
+        if (!in_list(takes, m->keys[k]->str)) {
+            join(path, base, m->keys[k]->str);
+            if (!in_list(avi_scene_schema_keys("bodies.#.mesh"), m->keys[k]->str))
+                return vfail(c, m->keys[k], path, "unknown key (%s takes: %s)",
+                             file ? "a mesh file" : generator_names[mesh->source - AVI_MESH_ICOSPHERE],
+                             file ? takes : takes + 10);
+            if (file) return vfail(c, m->keys[k], path, "not a parameter of a mesh file (takes: %s)", takes);
+            return vfail(c, m->keys[k], path, "not a parameter of generator %s (takes: %s)",
+                         generator_names[mesh->source - AVI_MESH_ICOSPHERE], takes + 10);
+        }
+    long long x;
+    switch (mesh->source) {
+    case AVI_MESH_ICOSPHERE:
+        if (num(c, m, base, "radius", 1, R_POS, &mesh->radius)) return AVI_ERR_INPUT;
+        if (integer(c, m, base, "subdivisions", 1, 0, 8, &x)) return AVI_ERR_INPUT;
+        mesh->subdivisions = (int)x;
+        break;
+    case AVI_MESH_DISK:
+        if (num(c, m, base, "radius", 1, R_POS, &mesh->radius)) return AVI_ERR_INPUT;
+        if (integer(c, m, base, "rings", 1, 1, 1024, &x)) return AVI_ERR_INPUT;
+        mesh->rings = (int)x;
+        break;
+    case AVI_MESH_RECT:
+    case AVI_MESH_TET_BOX: {
+        int solid = mesh->source == AVI_MESH_TET_BOX;
+        if (num(c, m, base, "lx", 1, R_POS, &mesh->lx) || num(c, m, base, "ly", 1, R_POS, &mesh->ly) ||
+            (solid && num(c, m, base, "lz", 1, R_POS, &mesh->lz)))
+            return AVI_ERR_INPUT;
+        const char *nk[3] = {"nx", "ny", "nz"};
+        int *nv[3] = {&mesh->nx, &mesh->ny, &mesh->nz};
+        for (int k = 0; k < (solid ? 3 : 2); k++) {
+            if (integer(c, m, base, nk[k], 1, 1, 1 << 24, &x)) return AVI_ERR_INPUT;
+            *nv[k] = (int)x;
+        }
+        if (generated_vertices(mesh) > MAX_GENERATED_VERTICES) {
+            join(path, base, nk[0]);
+            return vfail(c, map_get(m, "nx"), path, "mesh too large: %.0f vertices (at most %.0f)",
+                         generated_vertices(mesh), MAX_GENERATED_VERTICES);
+        }
+        break;
+    }
+    case AVI_MESH_FILE: {
+        join(path, base, "file");
+        char *f = NULL;
+        if (node_string(c, file, path, &f)) return AVI_ERR_INPUT;
+        if (!*f) {
+            free(f);
+            return vfail(c, file, path, "empty file name");
+        }
+        if (!mesh_has_ext(f, ".msh") && !mesh_has_ext(f, ".obj")) {
+            int rc = vfail(c, file, path, "'%.100s': unsupported mesh format (expected .msh or .obj)", f);
+            free(f);
+            return rc;
+        }
+        char *joined = f;
+        if (f[0] != '/' && s->dir) {
+            size_t n = strlen(s->dir) + strlen(f) + 2;
+            joined = malloc(n);
+            if (!joined) {
+                free(f);
+                return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+            }
+            snprintf(joined, n, "%s/%s", s->dir, f);
+            free(f);
+        }
+        struct stat st;
+        const char *why = stat(joined, &st) != 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
+        if (why) {
+            int rc = vfail(c, file, path, "cannot open mesh file '%.200s': %s", joined, why);
+            free(joined);
+            return rc;
+        }
+        char *real = realpath(joined, NULL);
+        if (real) {
+            free(joined);
+            joined = real;
+        }
+        mesh->file = joined;
+        break;
+    }
+    default:
+        break;
+    }
+    if (num(c, m, base, "jitter", 0, R_NONNEG, &mesh->jitter)) return AVI_ERR_INPUT;
+    if (integer(c, m, base, "seed", 0, 0, LLONG_MAX, &x)) return AVI_ERR_INPUT;
+    if (map_get(m, "seed")) mesh->seed = (uint64_t)x;
+    return 0;
+}
+
+static int load_particles(vctx *c, const ynode *body, const char *base, avi_scene_body *b, double default_k)
+{
+    char pbase[PATH_MAX_LEN], path[PATH_MAX_LEN];
+    const ynode *ps = map_get(body, "particles");
+    join(pbase, base, "particles");
+    if (ps->kind != YN_SEQ || ps->n == 0) return expected(c, ps, pbase, "a non-empty sequence of particles");
+    if (ps->n > UINT32_MAX) return vfail(c, ps, pbase, "too many particles");
+    b->particles = calloc(ps->n, sizeof *b->particles);
+    if (!b->particles) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    b->particle_count = ps->n;
+    for (size_t i = 0; i < ps->n; i++) {
+        const ynode *p = ps->items[i];
+        avi_scene_particle *q = &b->particles[i];
+        join_index(path, pbase, i);
+        if (p->kind != YN_MAP) return expected(c, p, path, "a mapping {x, v, mass, pinned}");
+        if (check_keys(c, p, path, avi_scene_schema_keys("bodies.#.particles.#"))) return AVI_ERR_INPUT;
+        if (vec3(c, p, path, "x", 1, q->x) || vec3(c, p, path, "v", 0, q->v) || boolean(c, p, path, "pinned", &q->pinned) ||
+            num(c, p, path, "mass", !q->pinned, R_POS, &q->mass))
+            return AVI_ERR_INPUT;
+    }
+    const ynode *ss = map_get(body, "springs");
+    if (!ss) return 0;
+    join(pbase, base, "springs");
+    if (ss->kind != YN_SEQ) return expected(c, ss, pbase, "a sequence of springs");
+    if (ss->n == 0) return 0;
+    b->springs = calloc(ss->n, sizeof *b->springs);
+    if (!b->springs) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    b->spring_count = ss->n;
+    for (size_t i = 0; i < ss->n; i++) {
+        const ynode *p = ss->items[i];
+        avi_scene_spring *q = &b->springs[i];
+        join_index(path, pbase, i);
+        if (p->kind != YN_MAP) return expected(c, p, path, "a mapping {a, b, stiffness, rest}");
+        if (check_keys(c, p, path, avi_scene_schema_keys("bodies.#.springs.#"))) return AVI_ERR_INPUT;
+        long long a, bb;
+        if (integer(c, p, path, "a", 1, 0, UINT32_MAX, &a) || integer(c, p, path, "b", 1, 0, UINT32_MAX, &bb))
+            return AVI_ERR_INPUT;
+        const char *ends[2] = {"a", "b"};
+        long long ab[2] = {a, bb};
+        for (int k = 0; k < 2; k++)
+            if (ab[k] >= (long long)b->particle_count) {
+                char kp[PATH_MAX_LEN];
+                join(kp, path, ends[k]);
+                return vfail(c, map_get(p, ends[k]), kp, "particle %lld out of range (the body has %zu particles)", ab[k],
+                             b->particle_count);
+            }
+        if (a == bb) {
+            char kp[PATH_MAX_LEN];
+            join(kp, path, "b");
+            return vfail(c, map_get(p, "b"), kp, "a spring joins two different particles (a = b = %lld)", a);
+        }
+        q->a = (uint32_t)a;
+        q->b = (uint32_t)bb;
+        q->stiffness = default_k;
+        q->rest = -1.0;
+        if (num(c, p, path, "stiffness", default_k <= 0.0, R_POS, &q->stiffness)) return AVI_ERR_INPUT;
+        if (num(c, p, path, "rest", 0, R_NONNEG, &q->rest)) return AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
+static int load_pinned(vctx *c, const ynode *body, const char *base, avi_scene_body *b)
+{
+    const ynode *m;
+    char pbase[PATH_MAX_LEN], path[PATH_MAX_LEN];
+    join(pbase, base, "pinned");
+    if (mapping(c, body, base, "pinned", 0, &m)) return AVI_ERR_INPUT;
+    if (!m) return 0;
+    b->pinned_line = m->line;
+    if (check_keys(c, m, pbase, avi_scene_schema_keys("bodies.#.pinned"))) return AVI_ERR_INPUT;
+    const ynode *box = map_get(m, "box"), *idx = map_get(m, "indices");
+    if (box && idx) {
+        join(path, pbase, "indices");
+        return vfail(c, idx, path, "pin by box or by indices, not both");
+    }
+    if (!box && !idx) return vfail(c, m, pbase, "expected {box: [[min], [max]]} or {indices: [...]}");
+    if (box) {
+        join(path, pbase, "box");
+        if (box->kind != YN_SEQ || box->n != 2) return expected(c, box, path, "[[xmin, ymin, zmin], [xmax, ymax, zmax]]");
+        char p[PATH_MAX_LEN];
+        for (int k = 0; k < 2; k++) {
+            join_index(p, path, (size_t)k);
+            if (node_vec3(c, box->items[k], p, b->pin_box[k])) return AVI_ERR_INPUT;
+        }
+        for (int k = 0; k < 3; k++)
+            if (b->pin_box[0][k] > b->pin_box[1][k])
+                return vfail(c, box, path, "min %g > max %g along axis %d", b->pin_box[0][k], b->pin_box[1][k], k);
+        b->pin = AVI_PIN_BOX;
+        return 0;
+    }
+    join(path, pbase, "indices");
+    if (idx->kind != YN_SEQ || idx->n == 0) return expected(c, idx, path, "a non-empty sequence of vertex indices");
+    b->pin_indices = calloc(idx->n, sizeof *b->pin_indices);
+    if (!b->pin_indices) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    b->pin = AVI_PIN_INDICES;
+    b->pin_count = idx->n;
+    /* The vertex count is known now for particles and generators; files are
+     * checked when building. */
+    double nv = b->mesh.source == AVI_MESH_NONE ? (double)b->particle_count : generated_vertices(&b->mesh);
+    for (size_t i = 0; i < idx->n; i++) {
+        char p[PATH_MAX_LEN];
+        long long x;
+        join_index(p, path, i);
+        if (node_int(c, idx->items[i], p, 0, UINT32_MAX, &x)) return AVI_ERR_INPUT;
+        if (nv > 0.0 && (double)x >= nv)
+            return vfail(c, idx->items[i], p, "vertex %lld out of range (the body has %.0f vertices)", x, nv);
+        for (size_t j = 0; j < i; j++)
+            if (b->pin_indices[j] == (uint32_t)x) return vfail(c, idx->items[i], p, "vertex %lld is listed twice", x);
+        b->pin_indices[i] = (uint32_t)x;
+    }
+    return 0;
+}
+
+static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
+{
+    avi_scene_body *b = &s->bodies[i];
+    char base[PATH_MAX_LEN], path[PATH_MAX_LEN];
+    join_index(base, "bodies", i);
+    b->material = -1;
+    b->scale = 1.0;
+    if (body->kind != YN_MAP) return expected(c, body, base, "a mapping (a body)");
+    b->line = body->line;
+    if (check_keys(c, body, base, avi_scene_schema_keys("bodies.#"))) return AVI_ERR_INPUT;
+    if (string(c, body, base, "name", 0, &b->name)) return AVI_ERR_INPUT;
+    if (b->name) {
+        join(path, base, "name");
+        if (!valid_body_name(b->name))
+            return vfail(c, map_get(body, "name"), path,
+                         "'%.60s' is not a body name (letters, digits, _ and -, not starting with a digit)", b->name);
+    } else {
+        char def[32];
+        snprintf(def, sizeof def, "body%zu", i);
+        if (!(b->name = strdup(def))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    }
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(s->bodies[j].name, b->name) == 0) {
+            join(path, base, "name");
+            const ynode *nn = map_get(body, "name");
+            return vfail(c, nn ? nn : body, path, "body name '%s' is used twice (also bodies.%zu)", b->name, j);
+        }
+
+    const ynode *mesh = map_get(body, "mesh"), *parts = map_get(body, "particles"), *springs = map_get(body, "springs");
+    if (mesh && parts) {
+        join(path, base, "particles");
+        return vfail(c, parts, path, "a body has a mesh or particles, not both");
+    }
+    if (!mesh && !parts) {
+        join(path, base, "mesh");
+        return vfail(c, body, path, "required key missing (or give particles)");
+    }
+    if (springs && !parts) {
+        join(path, base, "springs");
+        return vfail(c, springs, path, "springs belong to particle bodies (a mesh body's springs come from a spring material)");
+    }
+
+    const ynode *mat = map_get(body, "material");
+    join(path, base, "material");
+    if (mat) {
+        char *mname = NULL;
+        if (node_string(c, mat, path, &mname)) return AVI_ERR_INPUT;
+        for (size_t k = 0; k < s->material_count; k++)
+            if (strcmp(s->materials[k].name, mname) == 0) b->material = (int)k;
+        if (b->material < 0) {
+            int rc = vfail(c, mat, path, "unknown material '%.60s'", mname);
+            free(mname);
+            return rc;
+        }
+        free(mname);
+    } else if (mesh) {
+        return missing(c, body, path);
+    }
+    const avi_scene_material *material = b->material >= 0 ? &s->materials[b->material] : NULL;
+
+    if (mesh) {
+        join(path, base, "mesh");
+        if (mesh->kind != YN_MAP) return expected(c, mesh, path, "a mapping {generator: ...} or {file: ...}");
+        if (load_mesh(c, mesh, path, s, b)) return AVI_ERR_INPUT;
+        /* Element kind against material, where the generator tells. */
+        join(path, base, "material");
+        int solid_mesh = b->mesh.source == AVI_MESH_TET_BOX;
+        int surface_mesh = b->mesh.source != AVI_MESH_FILE && !solid_mesh;
+        if (solid_mesh && (material->model == AVI_MATERIAL_SHELL || material->model == AVI_MATERIAL_MEMBRANE))
+            return vfail(c, mat, path, "material '%s' (%s) needs a triangle mesh; tet_box makes tetrahedra",
+                         material->name, material_names[material->model]);
+        if (surface_mesh && material->model == AVI_MATERIAL_NEO_HOOKEAN)
+            return vfail(c, mat, path, "material '%s' (neo-hookean) needs tetrahedra; %s makes triangles",
+                         material->name, generator_names[b->mesh.source - AVI_MESH_ICOSPHERE]);
+    } else {
+        if (material && material->model != AVI_MATERIAL_SPRING)
+            return vfail(c, mat, path, "particle bodies take a spring material, not %s ('%s')",
+                         material_names[material->model], material->name);
+        if (load_particles(c, body, base, b, material ? material->stiffness : 0.0)) return AVI_ERR_INPUT;
+    }
+
+    if (vec3(c, body, base, "translate", 0, b->translate) || vec3(c, body, base, "velocity", 0, b->velocity))
+        return AVI_ERR_INPUT;
+    const ynode *init;
+    if (mapping(c, body, base, "initial", 0, &init)) return AVI_ERR_INPUT;
+    if (init) {
+        join(path, base, "initial");
+        if (check_keys(c, init, path, avi_scene_schema_keys("bodies.#.initial"))) return AVI_ERR_INPUT;
+        if (num(c, init, path, "scale", 0, R_POS, &b->scale)) return AVI_ERR_INPUT;
+    }
+    if (load_pinned(c, body, base, b)) return AVI_ERR_INPUT;
+    const ynode *ts = map_get(body, "time_step");
+    if (ts) {
+        join(path, base, "time_step");
+        if (ts->kind == YN_MAP) {
+            if (check_keys(c, ts, path, avi_scene_schema_keys("bodies.#.time_step"))) return AVI_ERR_INPUT;
+            if (num(c, ts, path, "fixed", 1, R_POS, &b->time_step)) return AVI_ERR_INPUT;
+        } else if (ts->kind == YN_SCALAR) {
+            if (node_number(c, ts, path, R_POS, &b->time_step)) return AVI_ERR_INPUT;
+        } else {
+            return expected(c, ts, path, "a time step or {fixed: dt}");
+        }
+    }
+    return 0;
+}
+
+static int load_contact(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    avi_scene_contact *k = &s->contact;
+    if (mapping(c, root, "", "contact", 0, &m)) return AVI_ERR_INPUT;
+    if (!m) return 0;
+    if (check_keys(c, m, "contact", avi_scene_schema_keys("contact"))) return AVI_ERR_INPUT;
+    k->enabled = 1;
+    if (boolean(c, m, "contact", "enabled", &k->enabled)) return AVI_ERR_INPUT;
+    if (num(c, m, "contact", "thickness", k->enabled, R_POS, &k->thickness)) return AVI_ERR_INPUT;
+    k->inner_thickness = k->thickness / 5.0;
+    const ynode *v = map_get(m, "inner_thickness");
+    if (v) {
+        if (node_number(c, v, "contact.inner_thickness", R_POS, &k->inner_thickness)) return AVI_ERR_INPUT;
+        if (!(k->inner_thickness < k->thickness))
+            return vfail(c, v, "contact.inner_thickness", "must be < contact.thickness (%g), got %g", k->thickness,
+                         k->inner_thickness);
+    }
+    v = map_get(m, "stiffness");
+    if (v && !(v->kind == YN_SCALAR && v->plain && strcmp(v->str, "auto") == 0)) {
+        double d;
+        if (parse_number(v, &d)) return expected(c, v, "contact.stiffness", "auto or a number");
+        if (check_range(c, v, "contact.stiffness", d, R_POS)) return AVI_ERR_INPUT;
+        k->stiffness = d;
+    }
+    v = map_get(m, "layers");
+    if (v && !(v->kind == YN_SCALAR && v->plain && strcmp(v->str, "auto") == 0)) {
+        long long x;
+        if (v->kind != YN_SCALAR || parse_number(v, &(double){0}))
+            return expected(c, v, "contact.layers", "auto or an integer");
+        if (node_int(c, v, "contact.layers", 1, 64, &x)) return AVI_ERR_INPUT;
+        k->layers = (int)x;
+    }
+    return 0;
+}
+
+static int load_output(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    avi_scene_output *o = &s->output;
+    o->energy_every = s->end_time / 1000.0;
+    o->frame_every = s->end_time / 100.0;
+    o->checkpoint_every = 0.0;
+    if (mapping(c, root, "", "output", 0, &m)) return AVI_ERR_INPUT;
+    if (m) {
+        if (check_keys(c, m, "output", avi_scene_schema_keys("output"))) return AVI_ERR_INPUT;
+        if (string(c, m, "output", "file", 0, &o->file)) return AVI_ERR_INPUT;
+        if (o->file && !o->file[0]) return vfail(c, map_get(m, "file"), "output.file", "empty file name");
+        const char *keys[3] = {"energy_every", "frame_every", "checkpoint_every"};
+        double *vals[3] = {&o->energy_every, &o->frame_every, &o->checkpoint_every};
+        for (int i = 0; i < 3; i++) {
+            char path[PATH_MAX_LEN];
+            join(path, "output", keys[i]);
+            if (num(c, m, "output", keys[i], 0, i == 2 ? R_NONNEG : R_POS, vals[i])) return AVI_ERR_INPUT;
+            /* A typo like 1e-16 would ask for more rows than any disk holds. */
+            if (*vals[i] > 0.0 && s->end_time / *vals[i] > 1e9)
+                return vfail(c, map_get(m, keys[i]), path, "%g gives more than 1e9 outputs over time.end %g",
+                             *vals[i], s->end_time);
+        }
+    }
+    if (!o->file) {
+        size_t n = strlen(s->name) + 4;
+        if (!(o->file = malloc(n))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        snprintf(o->file, n, "%s.h5", s->name);
+    }
+    return 0;
+}
+
+static int validate(vctx *c, const ynode *root, avi_scene *s)
+{
+    if (check_keys(c, root, "", avi_scene_schema_keys(""))) return AVI_ERR_INPUT;
+    if (string(c, root, "", "name", 0, &s->name)) return AVI_ERR_INPUT;
+    if (s->name && !valid_scene_name(s->name))
+        return vfail(c, map_get(root, "name"), "name", "'%.60s' is not a scene name (letters, digits, '.', '_', '-')",
+                     s->name);
+    if (!s->name && !(s->name = default_name(c->source)))
+        return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (string(c, root, "", "description", 0, &s->description)) return AVI_ERR_INPUT;
+    if (!s->description && !(s->description = strdup("")))
+        return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+
+    const ynode *t;
+    if (mapping(c, root, "", "time", 1, &t)) return AVI_ERR_INPUT;
+    if (check_keys(c, t, "time", avi_scene_schema_keys("time"))) return AVI_ERR_INPUT;
+    if (num(c, t, "time", "end", 1, R_POS, &s->end_time)) return AVI_ERR_INPUT;
+
+    if (load_integrator(c, root, s) || load_time_step(c, root, s) || load_materials(c, root, s)) return AVI_ERR_INPUT;
+
+    const ynode *bodies = map_get(root, "bodies");
+    if (!bodies) return missing(c, root, "bodies");
+    if (bodies->kind != YN_SEQ || bodies->n == 0) return expected(c, bodies, "bodies", "a non-empty sequence of bodies");
+    s->bodies = calloc(bodies->n, sizeof *s->bodies);
+    if (!s->bodies) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    for (size_t i = 0; i < bodies->n; i++) {
+        s->body_count = i + 1;
+        if (load_body(c, bodies->items[i], i, s)) return c->err ? c->err->status : AVI_ERR_INPUT;
+    }
+
+    if (load_contact(c, root, s) || vec3(c, root, "", "gravity", 0, s->gravity) ||
+        num(c, root, "", "damping", 0, R_NONNEG, &s->damping) || load_output(c, root, s))
+        return AVI_ERR_INPUT;
+    return 0;
+}
+
+/* ------------------------------------------------------------- loading -- */
+
+void avi_scene_free(avi_scene *s)
+{
+    if (!s) return;
+    free(s->source);
+    free(s->dir);
+    free(s->text);
+    free(s->name);
+    free(s->description);
+    for (size_t i = 0; i < s->material_count; i++) free(s->materials[i].name);
+    free(s->materials);
+    for (size_t i = 0; i < s->body_count; i++) {
+        avi_scene_body *b = &s->bodies[i];
+        free(b->name);
+        free(b->mesh.file);
+        free(b->particles);
+        free(b->springs);
+        free(b->pin_indices);
+    }
+    free(s->bodies);
+    free(s->output.file);
+    memset(s, 0, sizeof *s);
+}
+
+/* The text as given, then a comment naming the overrides applied to it. */
+static char *annotated_text(const char *text, size_t len, const char *const *ov, size_t n_ov)
+{
+    size_t need = len + 2;
+    if (n_ov) need += 64;
+    for (size_t i = 0; i < n_ov; i++) need += strlen(ov[i]) + 12;
+    char *out = malloc(need);
+    if (!out) return NULL;
+    memcpy(out, text, len);
+    size_t k = len;
+    if (n_ov) {
+        if (k > 0 && out[k - 1] != '\n') out[k++] = '\n';
+        k += (size_t)sprintf(out + k, "# --set overrides applied:\n");
+        for (size_t i = 0; i < n_ov; i++) {
+            k += (size_t)sprintf(out + k, "#   --set ");
+            for (const char *p = ov[i]; *p; p++) out[k++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+            out[k++] = '\n';
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
+int avi_scene_load_string(const char *text, size_t len, const char *source, const char *dir,
+                          const char *const *overrides, size_t n_overrides, avi_scene *s, avi_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (err) {
+        err->status = AVI_OK;
+        err->message[0] = '\0';
+    }
+    if (!source) source = "<string>";
+    s->source = strdup(source);
+    s->text = annotated_text(text, len, overrides, n_overrides);
+    if (dir) s->dir = strdup(dir);
+    if (!s->source || !s->text || (dir && !s->dir)) {
+        avi_scene_free(s);
+        return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+    }
+    vctx c = {s->source, err};
+    ynode *root = NULL;
+    int rc = yn_parse(text, len, source, &root, err);
+    if (rc == AVI_OK && !root) rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:1: the scene is empty", source);
+    if (rc == AVI_OK && root->kind != YN_MAP) {
+        char buf[80];
+        rc = vfail(&c, root, "(top level)", "expected a mapping of scene keys, got %s", describe(root, buf, sizeof buf));
+    }
+    if (rc == AVI_OK) rc = check_duplicates(&c, root, "");
+    for (size_t i = 0; rc == AVI_OK && i < n_overrides; i++) rc = avi_scene_apply_set(root, overrides[i], source, err);
+    if (rc == AVI_OK && validate(&c, root, s) != 0) rc = err && err->status != AVI_OK ? (int)err->status : AVI_ERR_INPUT;
+    yn_free(root);
+    if (rc != AVI_OK) {
+        if (err && err->status == AVI_OK) avi_scene_fail(err, (avi_status)rc, "%s: invalid scene", source);
+        avi_scene_free(s);
+    }
+    return rc;
+}
+
+#define MAX_SCENE_BYTES (64u << 20)
+
+int avi_scene_load_file(const char *path, const char *const *overrides, size_t n_overrides, avi_scene *s,
+                        avi_error *err)
+{
+    memset(s, 0, sizeof *s);
+    FILE *f = fopen(path, "rb");
+    if (!f) return avi_scene_fail(err, AVI_ERR_INPUT, "%s: cannot open scene: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 4096;
+            char *nb = cap <= MAX_SCENE_BYTES + 4096 ? realloc(buf, cap) : NULL;
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return avi_scene_fail(err, AVI_ERR_INPUT, "%s: scene file too large (or out of memory)", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return avi_scene_fail(err, AVI_ERR_INPUT, "%s: cannot read scene", path);
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? dup_n(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) {
+        free(buf);
+        return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", path);
+    }
+    int rc = avi_scene_load_string(buf, len, path, dir, overrides, n_overrides, s, err);
+    free(dir);
+    free(buf);
+    return rc;
+}
+
+int avi_scene_load_builtin(const char *name, const char *const *overrides, size_t n_overrides, avi_scene *s,
+                           avi_error *err)
+{
+    memset(s, 0, sizeof *s);
+    int i = avi_scene_builtin_find(name);
+    if (i < 0) return avi_scene_fail(err, AVI_ERR_INPUT, "no built-in scene '%s' (see `avi scenes`)", name);
+    const char *text = avi_scene_builtin_text((size_t)i);
+    char source[128];
+    snprintf(source, sizeof source, "builtin:%s", name);
+    return avi_scene_load_string(text, strlen(text), source, NULL, overrides, n_overrides, s, err);
+}
+
+int avi_scene_load(const char *arg, const char *const *overrides, size_t n_overrides, avi_scene *s, avi_error *err)
+{
+    size_t n = strlen(arg);
+    int looks_like_file = strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".yaml") == 0) ||
+                          (n >= 4 && strcmp(arg + n - 4, ".yml") == 0);
+    if (!looks_like_file && avi_scene_builtin_find(arg) >= 0)
+        return avi_scene_load_builtin(arg, overrides, n_overrides, s, err);
+    if (!looks_like_file) {
+        struct stat st;
+        if (stat(arg, &st) != 0) {
+            memset(s, 0, sizeof *s);
+            return avi_scene_fail(err, AVI_ERR_INPUT, "%s: no such built-in scene or file (see `avi scenes`)", arg);
+        }
+    }
+    return avi_scene_load_file(arg, overrides, n_overrides, s, err);
+}
+
+/* ------------------------------------------------------------ emitting -- */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t c = 2 * b->cap + (size_t)k + 64;
+        char *p = realloc(b->s, c);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = c;
+    }
+}
+
+/* Shortest text that reads back to the same double; floats keep a '.' so
+ * YAML 1.1 readers (PyYAML) see a number too. */
+static void sb_num(sbuf *b, double d)
+{
+    char t[40];
+    if (d == floor(d) && fabs(d) < 1e7) {
+        sb_printf(b, "%.0f", d);
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(t, sizeof t, "%.*g", p, d);
+        if (strtod(t, NULL) == d) break;
+    }
+    char *e = strchr(t, 'e');
+    if (e && !strchr(t, '.')) {
+        char tail[40];
+        snprintf(tail, sizeof tail, "%s", e);
+        snprintf(e, sizeof t - (size_t)(e - t), ".0%s", tail);
+    }
+    sb_printf(b, "%s", t);
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') sb_printf(b, "\\%c", *p);
+        else if (*p == '\n') sb_printf(b, "\\n");
+        else if (*p == '\t') sb_printf(b, "\\t");
+        else if (*p < 0x20 || *p == 0x7f) sb_printf(b, "\\x%02x", *p);
+        else sb_printf(b, "%c", *p);
+    }
+    sb_printf(b, "\"");
+}
+
+static void sb_vec(sbuf *b, const double v[3])
+{
+    sb_printf(b, "[");
+    for (int k = 0; k < 3; k++) {
+        if (k) sb_printf(b, ", ");
+        sb_num(b, v[k]);
+    }
+    sb_printf(b, "]");
+}
+
+static void emit_mesh(sbuf *b, const avi_scene_mesh *m)
+{
+    sb_printf(b, "    mesh: {");
+    switch (m->source) {
+    case AVI_MESH_ICOSPHERE:
+        sb_printf(b, "generator: icosphere, radius: ");
+        sb_num(b, m->radius);
+        sb_printf(b, ", subdivisions: %d", m->subdivisions);
+        break;
+    case AVI_MESH_DISK:
+        sb_printf(b, "generator: disk, radius: ");
+        sb_num(b, m->radius);
+        sb_printf(b, ", rings: %d", m->rings);
+        break;
+    case AVI_MESH_RECT:
+        sb_printf(b, "generator: rect, lx: ");
+        sb_num(b, m->lx);
+        sb_printf(b, ", ly: ");
+        sb_num(b, m->ly);
+        sb_printf(b, ", nx: %d, ny: %d", m->nx, m->ny);
+        break;
+    case AVI_MESH_TET_BOX:
+        sb_printf(b, "generator: tet_box, lx: ");
+        sb_num(b, m->lx);
+        sb_printf(b, ", ly: ");
+        sb_num(b, m->ly);
+        sb_printf(b, ", lz: ");
+        sb_num(b, m->lz);
+        sb_printf(b, ", nx: %d, ny: %d, nz: %d", m->nx, m->ny, m->nz);
+        break;
+    default:
+        sb_printf(b, "file: ");
+        sb_str(b, m->file ? m->file : "");
+        break;
+    }
+    if (m->jitter > 0.0) {
+        sb_printf(b, ", jitter: ");
+        sb_num(b, m->jitter);
+        sb_printf(b, ", seed: %llu", (unsigned long long)m->seed);
+    }
+    sb_printf(b, "}\n");
+}
+
+static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
+{
+    sb_printf(b, "  - name: ");
+    sb_str(b, body->name);
+    sb_printf(b, "\n");
+    if (body->mesh.source != AVI_MESH_NONE) {
+        emit_mesh(b, &body->mesh);
+    } else {
+        sb_printf(b, "    particles:\n");
+        for (size_t i = 0; i < body->particle_count; i++) {
+            const avi_scene_particle *p = &body->particles[i];
+            sb_printf(b, "      - {x: ");
+            sb_vec(b, p->x);
+            sb_printf(b, ", v: ");
+            sb_vec(b, p->v);
+            if (p->mass > 0.0 || !p->pinned) {
+                sb_printf(b, ", mass: ");
+                sb_num(b, p->mass);
+            }
+            sb_printf(b, ", pinned: %s}\n", p->pinned ? "true" : "false");
+        }
+        if (body->spring_count) sb_printf(b, "    springs:\n");
+        for (size_t i = 0; i < body->spring_count; i++) {
+            const avi_scene_spring *p = &body->springs[i];
+            sb_printf(b, "      - {a: %u, b: %u, stiffness: ", p->a, p->b);
+            sb_num(b, p->stiffness);
+            if (p->rest >= 0.0) {
+                sb_printf(b, ", rest: ");
+                sb_num(b, p->rest);
+            }
+            sb_printf(b, "}\n");
+        }
+    }
+    if (body->material >= 0) {
+        sb_printf(b, "    material: ");
+        sb_str(b, s->materials[body->material].name);
+        sb_printf(b, "\n");
+    }
+    sb_printf(b, "    translate: ");
+    sb_vec(b, body->translate);
+    sb_printf(b, "\n    velocity: ");
+    sb_vec(b, body->velocity);
+    sb_printf(b, "\n    initial: {scale: ");
+    sb_num(b, body->scale);
+    sb_printf(b, "}\n");
+    if (body->pin == AVI_PIN_BOX) {
+        sb_printf(b, "    pinned: {box: [");
+        sb_vec(b, body->pin_box[0]);
+        sb_printf(b, ", ");
+        sb_vec(b, body->pin_box[1]);
+        sb_printf(b, "]}\n");
+    } else if (body->pin == AVI_PIN_INDICES) {
+        sb_printf(b, "    pinned: {indices: [");
+        for (size_t i = 0; i < body->pin_count; i++) sb_printf(b, "%s%u", i ? ", " : "", body->pin_indices[i]);
+        sb_printf(b, "]}\n");
+    }
+    if (body->time_step > 0.0) {
+        sb_printf(b, "    time_step: {fixed: ");
+        sb_num(b, body->time_step);
+        sb_printf(b, "}\n");
+    }
+}
+
+char *avi_scene_emit(const avi_scene *s)
+{
+    sbuf b = {0};
+    sb_printf(&b, "name: ");
+    sb_str(&b, s->name ? s->name : "scene");
+    sb_printf(&b, "\ndescription: ");
+    sb_str(&b, s->description ? s->description : "");
+    sb_printf(&b, "\ntime: {end: ");
+    sb_num(&b, s->end_time);
+    sb_printf(&b, "}\nintegrator: {type: %s", avi_integrator_name(s->integrator.type));
+    if (s->integrator.type == AVI_INTEGRATOR_SYNC_IMPLICIT) {
+        sb_printf(&b, ", alpha: ");
+        sb_num(&b, s->integrator.alpha);
+    }
+    if (s->integrator.type == AVI_INTEGRATOR_SYNC_IMPLICIT || s->integrator.type == AVI_INTEGRATOR_SYNC_ROOTFIND ||
+        s->integrator.type == AVI_INTEGRATOR_IMPLICIT_EULER) {
+        sb_printf(&b, ", tolerance: ");
+        sb_num(&b, s->integrator.tolerance);
+    }
+    const avi_time_step *ts = &s->time_step;
+    sb_printf(&b, "}\ntime_step: {rule: %s, ", rule_names[ts->rule]);
+    if (ts->rule == AVI_DT_STABILITY) sb_printf(&b, "safety: "), sb_num(&b, ts->safety);
+    else if (ts->rule == AVI_DT_CFL) sb_printf(&b, "delta: "), sb_num(&b, ts->delta);
+    else sb_printf(&b, "fixed: "), sb_num(&b, ts->fixed);
+    int any = 0;
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        if (ts->kind_fixed[k] > 0.0) {
+            sb_printf(&b, "%s%s: ", any ? ", " : ", per_kind: {", avi_kind_name((avi_kind)k));
+            sb_num(&b, ts->kind_fixed[k]);
+            any = 1;
+        }
+    sb_printf(&b, "%s}\n", any ? "}" : "");
+    if (s->material_count) sb_printf(&b, "materials:\n");
+    for (size_t i = 0; i < s->material_count; i++) {
+        const avi_scene_material *m = &s->materials[i];
+        sb_printf(&b, "  ");
+        sb_str(&b, m->name);
+        sb_printf(&b, ": {model: %s, ", material_names[m->model]);
+        if (m->model == AVI_MATERIAL_SPRING) {
+            sb_printf(&b, "stiffness: ");
+            sb_num(&b, m->stiffness);
+            sb_printf(&b, ", density: ");
+            sb_num(&b, m->density);
+        } else {
+            sb_printf(&b, "youngs: ");
+            sb_num(&b, m->youngs);
+            sb_printf(&b, ", poisson: ");
+            sb_num(&b, m->poisson);
+            sb_printf(&b, ", density: ");
+            sb_num(&b, m->density);
+            if (m->model != AVI_MATERIAL_NEO_HOOKEAN) {
+                sb_printf(&b, ", thickness: ");
+                sb_num(&b, m->thickness);
+            }
+        }
+        sb_printf(&b, "}\n");
+    }
+    sb_printf(&b, "bodies:\n");
+    for (size_t i = 0; i < s->body_count; i++) emit_body(&b, s, &s->bodies[i]);
+    const avi_scene_contact *k = &s->contact;
+    sb_printf(&b, "contact: {enabled: %s", k->enabled ? "true" : "false");
+    if (k->enabled || k->thickness > 0.0) {
+        sb_printf(&b, ", thickness: ");
+        sb_num(&b, k->thickness);
+        sb_printf(&b, ", inner_thickness: ");
+        sb_num(&b, k->inner_thickness);
+        sb_printf(&b, ", stiffness: ");
+        if (k->stiffness > 0.0) sb_num(&b, k->stiffness);
+        else sb_printf(&b, "auto");
+        if (k->layers > 0) sb_printf(&b, ", layers: %d", k->layers);
+        else sb_printf(&b, ", layers: auto");
+    }
+    sb_printf(&b, "}\ngravity: ");
+    sb_vec(&b, s->gravity);
+    sb_printf(&b, "\ndamping: ");
+    sb_num(&b, s->damping);
+    sb_printf(&b, "\noutput: {file: ");
+    sb_str(&b, s->output.file ? s->output.file : "");
+    sb_printf(&b, ", energy_every: ");
+    sb_num(&b, s->output.energy_every);
+    sb_printf(&b, ", frame_every: ");
+    sb_num(&b, s->output.frame_every);
+    sb_printf(&b, ", checkpoint_every: ");
+    sb_num(&b, s->output.checkpoint_every);
+    sb_printf(&b, "}\n");
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}

@@ -1,0 +1,405 @@
+/* Scene -> model: vertex ranges, connectivity, masses, initial state, pins,
+ * time steps, and errors that only show once the mesh exists. */
+#include "avi/engine.h"
+#include "avi/scene.h"
+#include "check_main.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void load(const char *text, const char *dir, avi_scene *s)
+{
+    avi_error e;
+    int rc = avi_scene_load_string(text, strlen(text), "build.yaml", dir, NULL, 0, s, &e);
+    ck_assert_msg(rc == AVI_OK, "load: %s", e.message);
+}
+
+static avi_model *build(const avi_scene *s, avi_scene_bodies *info)
+{
+    avi_model *m = NULL;
+    avi_error e;
+    int rc = avi_scene_build(s, &m, info, &e);
+    ck_assert_msg(rc == AVI_OK, "build: %s", e.message);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+static void build_fails(const char *text, const char *dir, const char *want)
+{
+    avi_scene s;
+    avi_error e;
+    avi_model *m = NULL;
+    avi_scene_bodies info;
+    load(text, dir, &s);
+    ck_assert_int_eq(avi_scene_build(&s, &m, &info, &e), AVI_ERR_INPUT);
+    ck_assert_ptr_null(m);
+    ck_assert_uint_eq(info.count, 0);
+    ck_assert_msg(strstr(e.message, "build.yaml"), "'%s' lacks the file", e.message);
+    ck_assert_msg(strstr(e.message, want), "'%s' lacks '%s'", e.message, want);
+    avi_scene_free(&s);
+}
+
+/* Initial positions and velocities, through an engine at t = 0. */
+static void initial_state(avi_model *m, double (**x)[3], double (**v)[3])
+{
+    avi_error e;
+    avi_engine *eng = avi_engine_create(m, &e);
+    ck_assert_msg(eng != NULL, "engine: %s", e.message);
+    size_t n = avi_model_vertex_count(m);
+    *x = malloc(n * sizeof **x);
+    *v = malloc(n * sizeof **v);
+    avi_engine_state_at(eng, 0.0, &(*x)[0][0], &(*v)[0][0]);
+    avi_engine_destroy(eng);
+}
+
+static double body_mass(const avi_model *m, const avi_scene_body_info *b)
+{
+    double sum = 0.0;
+    for (uint32_t i = 0; i < b->vertex_count; i++) sum += avi_model_vertex_mass(m, b->first_vertex + i);
+    return sum;
+}
+
+START_TEST(test_builtins_build)
+{
+    for (size_t i = 0; i < avi_scene_builtin_count(); i++) {
+        avi_scene s;
+        avi_error e;
+        ck_assert_int_eq(avi_scene_load_builtin(avi_scene_builtin_name(i), NULL, 0, &s, &e), AVI_OK);
+        avi_scene_bodies info;
+        avi_model *m = build(&s, &info);
+        ck_assert_uint_eq(info.count, s.body_count);
+        ck_assert_int_eq(avi_model_body_count(m), (int)s.body_count);
+        uint32_t next = 0;
+        for (size_t b = 0; b < info.count; b++) {
+            ck_assert_str_eq(info.bodies[b].name, s.bodies[b].name);
+            ck_assert_str_eq(avi_model_body_name(m, (int)b), s.bodies[b].name);
+            ck_assert_uint_eq(info.bodies[b].first_vertex, next);
+            next += info.bodies[b].vertex_count;
+            for (size_t t = 0; t < info.bodies[b].triangle_count; t++)
+                for (int k = 0; k < 3; k++) ck_assert_uint_lt(info.bodies[b].triangles[t][k], info.bodies[b].vertex_count);
+            for (size_t t = 0; t < info.bodies[b].tet_count; t++)
+                for (int k = 0; k < 4; k++) ck_assert_uint_lt(info.bodies[b].tets[t][k], info.bodies[b].vertex_count);
+        }
+        ck_assert_uint_eq(next, avi_model_vertex_count(m));
+        avi_model_destroy(m);
+        avi_scene_bodies_free(&info);
+        avi_scene_free(&s);
+    }
+}
+END_TEST
+
+START_TEST(test_sphere_plate_model)
+{
+    avi_scene s;
+    avi_error e;
+    ck_assert_int_eq(avi_scene_load_builtin("sphere-plate", NULL, 0, &s, &e), AVI_OK);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    const avi_scene_body_info *sp = &info.bodies[0], *pl = &info.bodies[1];
+    ck_assert_uint_eq(sp->vertex_count, 10 * 64 + 2);
+    ck_assert_uint_eq(sp->triangle_count, 20 * 64);
+    ck_assert_uint_eq(pl->vertex_count, 1 + 3 * 16 * 17);
+    ck_assert_uint_eq(pl->triangle_count, 6 * 16 * 16);
+    ck_assert_uint_eq(sp->tet_count + pl->tet_count, 0);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MEMBRANE), sp->triangle_count + pl->triangle_count);
+    /* Shells bend: a closed sphere has one hinge per edge (3/2 per triangle). */
+    ck_assert_uint_ge(avi_model_potential_count(m, AVI_KIND_HINGE), 3 * sp->triangle_count / 2);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_GRAVITY), 0);
+    /* Mass: rho h times the (inscribed polyhedron's) area. */
+    double rho_h = 7850 * 0.0035;
+    double sphere = rho_h * 4.0 * M_PI * 0.125 * 0.125, plate = rho_h * M_PI * 0.35 * 0.35;
+    ck_assert(fabs(body_mass(m, sp) / sphere - 1.0) < 0.02 && body_mass(m, sp) < sphere);
+    ck_assert(fabs(body_mass(m, pl) / plate - 1.0) < 0.02 && body_mass(m, pl) < plate);
+    /* The sphere starts 5 mm above the plate, moving down at 100 m/s. */
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    double zmin = 1e9, zmax = -1e9;
+    for (uint32_t i = 0; i < sp->vertex_count; i++) {
+        uint32_t k = sp->first_vertex + i;
+        zmin = fmin(zmin, x[k][2]);
+        ck_assert(v[k][0] == 0.0 && v[k][1] == 0.0 && v[k][2] == -100.0);
+    }
+    for (uint32_t i = 0; i < pl->vertex_count; i++) {
+        uint32_t k = pl->first_vertex + i;
+        zmax = fmax(zmax, fabs(x[k][2]));
+        ck_assert(v[k][0] == 0.0 && v[k][1] == 0.0 && v[k][2] == 0.0);
+    }
+    ck_assert(fabs(zmin - 0.005) < 1e-12);
+    ck_assert(zmax == 0.0);
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_bar_model)
+{
+    avi_scene s;
+    avi_error e;
+    ck_assert_int_eq(avi_scene_load_builtin("bar", NULL, 0, &s, &e), AVI_OK);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    const avi_scene_body_info *b = &info.bodies[0];
+    ck_assert_uint_eq(b->vertex_count, 41 * 5 * 5);
+    ck_assert_uint_eq(b->tet_count, 6 * 40 * 4 * 4);
+    ck_assert_uint_eq(b->triangle_count, 4 * (40 * 4 + 4 * 4 + 4 * 40)); /* the boundary */
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_TET), b->tet_count);
+    ck_assert(fabs(body_mass(m, b) - 1.0 * 0.1 * 0.1) < 1e-14);
+    /* Initial positions: the rest positions scaled by 1.1 about the centroid. */
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    double c[3] = {0.5, 0.05, 0.05};
+    for (uint32_t i = 0; i < b->vertex_count; i += 7) {
+        int ii = (int)(i % 41), jj = (int)(i / 41 % 5), kk = (int)(i / 205);
+        double X[3] = {ii / 40.0, 0.1 * jj / 4.0, 0.1 * kk / 4.0};
+        for (int d = 0; d < 3; d++) ck_assert(fabs(x[i][d] - (c[d] + 1.1 * (X[d] - c[d]))) < 1e-12);
+        ck_assert(v[i][0] == 0.0 && v[i][1] == 0.0 && v[i][2] == 0.0);
+    }
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_spring_chain_model)
+{
+    avi_scene s;
+    avi_error e;
+    const char *ov[] = {"bodies.chain.velocity=[0, 1, 0]"};
+    ck_assert_int_eq(avi_scene_load_builtin("spring-chain", ov, 1, &s, &e), AVI_OK);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    ck_assert_uint_eq(avi_model_vertex_count(m), 5);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_SPRING), 4);
+    ck_assert_uint_eq(info.bodies[0].edge_count, 4);
+    ck_assert_uint_eq(info.bodies[0].edges[3][0], 3);
+    ck_assert_uint_eq(info.bodies[0].edges[3][1], 4);
+    /* Gravity acts on the four free particles only. */
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_GRAVITY), 4);
+    ck_assert(avi_model_vertex_mass(m, 1) == 1.0);
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    ck_assert(v[0][1] == 0.0); /* pinned: never moves */
+    for (int i = 1; i < 5; i++) ck_assert(v[i][1] == 1.0 && x[i][0] == (double)i);
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_sheet_pins_edge)
+{
+    avi_scene s;
+    avi_error e;
+    const char *ov[] = {"bodies.sheet.velocity=[0, 0, 2]"};
+    ck_assert_int_eq(avi_scene_load_builtin("sheet", ov, 1, &s, &e), AVI_OK);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    ck_assert_uint_eq(info.bodies[0].vertex_count, 21 * 21);
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    size_t pinned = 0;
+    for (size_t i = 0; i < 21 * 21; i++) {
+        int on_edge = x[i][0] == 0.0;
+        ck_assert(v[i][2] == (on_edge ? 0.0 : 2.0));
+        pinned += (size_t)on_edge;
+    }
+    ck_assert_uint_eq(pinned, 21);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_GRAVITY), 21 * 21 - 21);
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_material_models)
+{
+    const char *text = "time: {end: 1}\n"
+                       "time_step: {fixed: 1.0e-4, per_kind: {hinge: 5.0e-5}}\n"
+                       "materials:\n"
+                       "  net: {model: spring, stiffness: 20, density: 0.5}\n"
+                       "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                       "  plate: {model: shell, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                       "bodies:\n"
+                       "  - name: net\n"
+                       "    mesh: {generator: rect, lx: 1, ly: 1, nx: 2, ny: 2}\n"
+                       "    material: net\n"
+                       "    pinned: {indices: [0, 8]}\n"
+                       "  - name: film\n"
+                       "    mesh: {generator: rect, lx: 1, ly: 1, nx: 2, ny: 2}\n"
+                       "    material: film\n"
+                       "    translate: [0, 0, 1]\n"
+                       "  - name: plate\n"
+                       "    mesh: {generator: rect, lx: 1, ly: 1, nx: 2, ny: 2}\n"
+                       "    material: plate\n"
+                       "    translate: [0, 0, 2]\n"
+                       "    time_step: 2.0e-5\n";
+    avi_scene s;
+    load(text, NULL, &s);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    /* Springs: one per unique edge (6 + 6 sides, 4 diagonals), density = mass per vertex. */
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_SPRING), 16);
+    ck_assert_uint_eq(info.bodies[0].edge_count, 16);
+    ck_assert_uint_eq(info.bodies[0].triangle_count, 8);
+    for (uint32_t i = 0; i < 9; i++) ck_assert(avi_model_vertex_mass(m, i) == 0.5);
+    /* Membrane: no hinges; shell: one hinge per interior edge (8 triangles, 8 interior edges). */
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MEMBRANE), 16);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_HINGE), 8);
+    ck_assert(fabs(body_mass(m, &info.bodies[1]) - 100 * 0.01 * 1.0) < 1e-12);
+    /* Time steps: the fixed rule, the per-kind step and the body's own. */
+    double lo, hi;
+    avi_model_time_step_range(m, AVI_KIND_SPRING, &lo, &hi);
+    ck_assert(lo == 1.0e-4 && hi == 1.0e-4);
+    avi_model_time_step_range(m, AVI_KIND_HINGE, &lo, &hi);
+    ck_assert(lo == 2.0e-5 || lo == 5.0e-5);
+    avi_model_time_step_range(m, AVI_KIND_MEMBRANE, &lo, &hi);
+    ck_assert(lo == 2.0e-5 && hi == 1.0e-4);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_particles)
+{
+    const char *text = "time: {end: 1}\n"
+                       "materials:\n"
+                       "  k: {model: spring, stiffness: 3, density: 1}\n"
+                       "bodies:\n"
+                       "  - name: trio\n"
+                       "    material: k\n"
+                       "    translate: [10, 0, 0]\n"
+                       "    initial: {scale: 2}\n"
+                       "    particles:\n"
+                       "      - {x: [0, 0, 0], v: [1, 0, 0], mass: 1}\n"
+                       "      - {x: [1, 0, 0], mass: 2}\n"
+                       "      - {x: [2, 0, 0], mass: 3}\n"
+                       "    springs:\n"
+                       "      - {a: 0, b: 1}\n"
+                       "      - {a: 1, b: 2, stiffness: 7, rest: 0.5}\n"
+                       "    pinned: {indices: [2]}\n";
+    avi_scene s;
+    load(text, NULL, &s);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    ck_assert(avi_model_vertex_mass(m, 0) == 1.0 && avi_model_vertex_mass(m, 1) == 2.0);
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    /* Rest centroid 11; scale 2 about it. */
+    ck_assert(x[0][0] == 9.0 && x[1][0] == 11.0 && x[2][0] == 13.0);
+    ck_assert(v[0][0] == 1.0 && v[2][0] == 0.0);
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
+START_TEST(test_mesh_files)
+{
+    /* Relative mesh paths start at the scene's directory. */
+    const char *text = "time: {end: 1}\n"
+                       "materials:\n"
+                       "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                       "  gel: {model: neo-hookean, youngs: 1.0e5, poisson: 0.3, density: 100}\n"
+                       "bodies:\n"
+                       "  - name: square\n"
+                       "    mesh: {file: square.obj}\n"
+                       "    material: film\n"
+                       "    pinned: {indices: [3]}\n"
+                       "  - name: cube\n"
+                       "    mesh: {file: unit_cube_v41.msh}\n"
+                       "    material: gel\n"
+                       "    translate: [0, 0, 2]\n";
+    avi_scene s;
+    load(text, "data/meshes", &s);
+    ck_assert_ptr_nonnull(strstr(s.bodies[0].mesh.file, "data/meshes/square.obj"));
+    ck_assert_int_eq(s.bodies[0].mesh.file[0], '/');
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    ck_assert_uint_eq(info.bodies[0].vertex_count, 4);
+    ck_assert_uint_eq(info.bodies[0].triangle_count, 2);
+    ck_assert_uint_gt(info.bodies[1].tet_count, 0);
+    ck_assert_uint_gt(info.bodies[1].triangle_count, 0);
+    ck_assert(fabs(body_mass(m, &info.bodies[1]) - 100.0) < 1e-9);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    /* The resolved scene names the file absolutely, so it loads from anywhere. */
+    char *y = avi_scene_emit(&s);
+    avi_scene t;
+    load(y, "/nonexistent", &t);
+    ck_assert_str_eq(t.bodies[0].mesh.file, s.bodies[0].mesh.file);
+    free(y);
+    avi_scene_free(&t);
+    avi_scene_free(&s);
+
+    build_fails("time: {end: 1}\n"
+                "materials: {film: {model: membrane, youngs: 1, poisson: 0.2, density: 1, thickness: 0.01}}\n"
+                "bodies:\n"
+                "  - name: square\n"
+                "    mesh: {file: square.obj}\n"
+                "    material: film\n"
+                "    pinned: {indices: [7]}\n",
+                "data/meshes", "build.yaml:7: bodies.0.pinned.indices: vertex 7 out of range (the body has 4 vertices)");
+    build_fails("time: {end: 1}\n"
+                "materials: {film: {model: membrane, youngs: 1, poisson: 0.2, density: 1, thickness: 0.01}}\n"
+                "bodies:\n"
+                "  - name: cube\n"
+                "    mesh: {file: unit_cube_v41.msh}\n"
+                "    material: film\n",
+                "data/meshes", "build.yaml:4: bodies.0.material: material 'film' (membrane) needs a triangle surface mesh");
+}
+END_TEST
+
+START_TEST(test_build_errors)
+{
+    build_fails("time: {end: 1}\n"
+                "materials: {film: {model: membrane, youngs: 1, poisson: 0.2, density: 1, thickness: 0.01}}\n"
+                "bodies:\n"
+                "  - name: sheet\n"
+                "    mesh: {generator: rect, lx: 1, ly: 1, nx: 2, ny: 2}\n"
+                "    material: film\n"
+                "    translate: [5, 0, 0]\n"
+                "    pinned: {box: [[-0.1, -0.1, -0.1], [0.1, 1.1, 0.1]]}\n",
+                NULL, "build.yaml:8: bodies.0.pinned.box: the box pins no vertex");
+    /* Jitter far beyond the edge length folds elements over. */
+    build_fails("time: {end: 1}\n"
+                "materials: {gel: {model: neo-hookean, youngs: 1, poisson: 0.2, density: 1}}\n"
+                "bodies:\n"
+                "  - name: block\n"
+                "    mesh: {generator: tet_box, lx: 1, ly: 1, lz: 1, nx: 4, ny: 4, nz: 4, jitter: 5}\n"
+                "    material: gel\n",
+                NULL, "build.yaml:5: bodies.0.mesh");
+}
+END_TEST
+
+static Suite *scene_build_suite(void)
+{
+    Suite *s = suite_create("scene_build");
+    TCase *tc = tcase_create("build");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_builtins_build);
+    tcase_add_test(tc, test_sphere_plate_model);
+    tcase_add_test(tc, test_bar_model);
+    tcase_add_test(tc, test_spring_chain_model);
+    tcase_add_test(tc, test_sheet_pins_edge);
+    tcase_add_test(tc, test_material_models);
+    tcase_add_test(tc, test_particles);
+    tcase_add_test(tc, test_mesh_files);
+    tcase_add_test(tc, test_build_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(scene_build_suite)
