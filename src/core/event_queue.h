@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AVI_ID_KIND_SHIFT 28
 #define AVI_ID_INDEX_MASK ((1u << AVI_ID_KIND_SHIFT) - 1u)
@@ -30,8 +31,20 @@ typedef struct {
 static inline uint32_t avi_event_id(unsigned kind, uint32_t index)
 { return ((uint32_t)kind << AVI_ID_KIND_SHIFT) | index; }
 
+/* Event times are >= 0 and finite, so their IEEE bit patterns order like the
+ * values; comparing them as integers lets the compiler avoid branches. */
+static inline uint64_t avi_time_bits(double t)
+{
+    uint64_t u;
+    memcpy(&u, &t, sizeof u);
+    return u;
+}
+
 static inline int avi_event_less(const avi_event *a, const avi_event *b)
-{ return a->t < b->t || (a->t == b->t && a->id < b->id); }
+{
+    uint64_t x = avi_time_bits(a->t), y = avi_time_bits(b->t);
+    return (x < y) | ((x == y) & (a->id < b->id));
+}
 
 int avi_queue_init(avi_event_queue *q, size_t capacity);
 void avi_queue_free(avi_event_queue *q);
@@ -43,21 +56,33 @@ int avi_queue_pop(avi_event_queue *q, avi_event *out);
 static inline size_t avi_queue_size(const avi_event_queue *q) { return q->size; }
 static inline const avi_event *avi_queue_top(const avi_event_queue *q) { return &q->heap[0]; }
 
-/* Replaces the earliest entry with e (pop + push in one sift-down). */
+/* Replaces the earliest entry with e (pop + push in one sift-down). The
+ * smallest of four children is found by a branch-free tournament. */
 static inline void avi_queue_replace_top(avi_event_queue *q, avi_event e)
 {
     avi_event *h = q->heap;
     size_t n = q->size, i = 0;
     for (;;) {
         size_t c = 4 * i + 1;
-        if (c >= n) break;
-        size_t m = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (avi_event_less(&h[k], &h[m])) m = k;
-        if (!avi_event_less(&h[m], &e)) break;
-        h[i] = h[m];
-        i = m;
+        if (c + 3 < n) {
+            const avi_event *p = h + c;
+            size_t m01 = (size_t)avi_event_less(&p[1], &p[0]);
+            size_t m23 = 2 + (size_t)avi_event_less(&p[3], &p[2]);
+            size_t m = avi_event_less(&p[m23], &p[m01]) ? m23 : m01;
+            if (!avi_event_less(&p[m], &e)) break;
+            h[i] = p[m];
+            i = c + m;
+        } else {
+            if (c >= n) break;
+            size_t m = c;
+            for (size_t k = c + 1; k < n; k++)
+                if (avi_event_less(&h[k], &h[m])) m = k;
+            if (avi_event_less(&h[m], &e)) {
+                h[i] = h[m];
+                i = m;
+            }
+            break;
+        }
     }
     h[i] = e;
 }
