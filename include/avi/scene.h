@@ -22,6 +22,9 @@
  *   time_step     {rule: stability, safety: s}  (the default rule)
  *                 {rule: cfl, delta: d}
  *                 s, d in (0, 1]; defaults from avi_default_time_step()
+ *                 neighbor_ratio: r, 0 (no cap) or >= 1, default 1: no
+ *                 potential's step exceeds r times the smallest step
+ *                 on its vertices (stability and cfl rules)
  *                 {fixed: dt} or {rule: fixed, fixed: dt}
  *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
  *                 optional fixed steps per potential kind, whatever the rule

@@ -212,7 +212,7 @@ START_TEST(test_sphere_plate_values)
     ck_assert(s.end_time == 2.0e-3);
     ck_assert_int_eq(s.integrator.type, AVI_INTEGRATOR_AVI);
     ck_assert_int_eq(s.time_step.rule, AVI_DT_STABILITY);
-    ck_assert(s.time_step.safety == 0.5);
+    ck_assert(s.time_step.safety == 0.25);
     ck_assert_uint_eq(s.material_count, 1);
     const avi_scene_material *m = &s.materials[0];
     ck_assert_int_eq(m->model, AVI_MATERIAL_SHELL);
