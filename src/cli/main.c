@@ -1,0 +1,332 @@
+/* The avi command: run a scene, summarise an output file, list scenes. */
+#include "avi/avi.h"
+#include "avi/output.h"
+#include "avi/scene.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exit status when a run is stopped by SIGINT / SIGTERM (128 + SIGINT, as a
+ * shell reports it), distinct from success, failure and bad input. */
+#define EXIT_INTERRUPTED 130
+
+static const char usage[] =
+    "usage: avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--quiet]\n"
+    "       avi resume OUT.h5 [--set time.end=T]\n"
+    "       avi info OUT.h5\n"
+    "       avi scenes\n"
+    "       avi --help | --version\n"
+    "\n"
+    "  run     runs SCENE (a YAML file or a built-in name; default sphere-plate)\n"
+    "          and streams energies, momenta and frames to OUT.h5 (default: the\n"
+    "          scene's output.file) with an XDMF sidecar OUT.xmf.\n"
+    "          --set KEY=VALUE overrides a scene key by its dotted path, e.g.\n"
+    "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"
+    "  resume  continues a run from its latest checkpoint\n"
+    "  info    prints a summary of an output file\n"
+    "  scenes  lists the built-in scenes\n"
+    "\n"
+    "exit status: 0 success, 1 the run failed, 2 bad usage or input,\n"
+    "             130 interrupted (SIGINT / SIGTERM)\n";
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig) { stop_requested = sig; }
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* State shared by the observers of a run. */
+typedef struct {
+    avi_h5_writer *writer;
+    double (*x)[3], (*v)[3]; /* frame buffers */
+    double end_time;
+    int progress;            /* draw a progress line */
+    double wall_start, wall_last_draw, wall_last_flush;
+    int io_failed;
+} run_state;
+
+static void draw_progress(const avi_engine *e, run_state *rs, double t, int final)
+{
+    double now = wall_now();
+    if (!final && now - rs->wall_last_draw < 0.2) return;
+    rs->wall_last_draw = now;
+    double elapsed = now - rs->wall_start;
+    double frac = rs->end_time > 0.0 ? t / rs->end_time : 1.0;
+    double rate = elapsed > 0.0 ? (double)avi_engine_events_total(e) / elapsed : 0.0;
+    double eta = frac > 0.0 ? elapsed * (1.0 - frac) / frac : 0.0;
+    fprintf(stderr, "\r  t = %.4e s / %.4e s (%5.1f%%)  %.3g events/s  ETA %.0f s   ", t, rs->end_time,
+            100.0 * frac, rate, eta);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* Energies, momenta and counts: one row per energy interval. Rows are
+ * flushed to the file at every frame and otherwise at least every second. */
+static int energy_observer(const avi_engine *e, double t, void *user)
+{
+    run_state *rs = user;
+    avi_observation o;
+    avi_engine_observe(e, t, &o);
+    if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o)) {
+        rs->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    double now = wall_now();
+    if (now - rs->wall_last_flush > 1.0) {
+        rs->wall_last_flush = now;
+        if (avi_h5_flush(rs->writer)) {
+            rs->io_failed = 1;
+            return AVI_ERR_RUN;
+        }
+    }
+    if (rs->progress) draw_progress(e, rs, t, 0);
+    return stop_requested ? EXIT_INTERRUPTED : 0;
+}
+
+static int frame_observer(const avi_engine *e, double t, void *user)
+{
+    run_state *rs = user;
+    avi_engine_state_at(e, t, &rs->x[0][0], &rs->v[0][0]);
+    if (avi_h5_write_frame(rs->writer, (int64_t)avi_engine_events_total(e), t, (const double (*)[3])rs->x,
+                           (const double (*)[3])rs->v) ||
+        avi_h5_flush(rs->writer)) {
+        rs->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    rs->wall_last_flush = wall_now();
+    return stop_requested ? EXIT_INTERRUPTED : 0;
+}
+
+typedef struct {
+    const char *scene;
+    const char *out;
+    const char **sets;
+    size_t nsets;
+    int quiet;
+} run_args;
+
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+    if (!a->sets) return -1;
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
+            if (++i >= argc) return fprintf(stderr, "avi: %s needs a file name\n", s), -1;
+            a->out = argv[i];
+        } else if (!strncmp(s, "--output=", 9)) {
+            a->out = s + 9;
+        } else if (!strcmp(s, "--set")) {
+            if (++i >= argc) return fprintf(stderr, "avi: --set needs KEY=VALUE\n"), -1;
+            a->sets[a->nsets++] = argv[i];
+        } else if (!strncmp(s, "--set=", 6)) {
+            a->sets[a->nsets++] = s + 6;
+        } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+            a->quiet = 1;
+        } else if (s[0] == '-' && s[1] != '\0') {
+            return fprintf(stderr, "avi: unknown option '%s'\n%s", s, usage), -1;
+        } else if (!a->scene) {
+            a->scene = s;
+        } else {
+            return fprintf(stderr, "avi: unexpected argument '%s'\n%s", s, usage), -1;
+        }
+    }
+    for (size_t k = 0; k < a->nsets; k++)
+        if (!strchr(a->sets[k], '='))
+            return fprintf(stderr, "avi: --set '%s': expected KEY=VALUE\n", a->sets[k]), -1;
+    if (!a->scene) a->scene = "sphere-plate";
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    if (parse_run_args(argc, argv, &a)) {
+        free(a.sets);
+        return AVI_ERR_INPUT;
+    }
+    avi_scene scene;
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    if (avi_scene_load(a.scene, a.sets, a.nsets, &scene, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        free(a.sets);
+        return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
+    free(a.sets);
+    const char *out = a.out ? a.out : scene.output.file;
+    if (scene.integrator.type != AVI_INTEGRATOR_AVI) {
+        fprintf(stderr, "avi: %s: integrator '%s' is not available in this version (use avi)\n", scene.source,
+                avi_integrator_name(scene.integrator.type));
+        avi_scene_free(&scene);
+        return AVI_ERR_INPUT;
+    }
+    avi_model *model = NULL;
+    avi_scene_bodies info = {0, NULL};
+    if (avi_scene_build(&scene, &model, &info, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        avi_scene_free(&scene);
+        return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
+
+    /* Output layout: bodies, masses, connectivity, parameters. */
+    size_t nv = avi_model_vertex_count(model);
+    double *mass = malloc((nv ? nv : 1) * sizeof *mass);
+    avi_h5_body *bodies = calloc(info.count ? info.count : 1, sizeof *bodies);
+    char *resolved = avi_scene_emit(&scene);
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.x = malloc((nv ? nv : 1) * sizeof *rs.x);
+    rs.v = malloc((nv ? nv : 1) * sizeof *rs.v);
+    int rc = AVI_OK;
+    avi_engine *engine = NULL;
+    if (!mass || !bodies || !resolved || !rs.x || !rs.v) {
+        fprintf(stderr, "avi: out of memory\n");
+        rc = AVI_ERR_RUN;
+        goto done;
+    }
+    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(model, (uint32_t)i);
+    for (size_t b = 0; b < info.count; b++) {
+        const avi_scene_body_info *bi = &info.bodies[b];
+        bodies[b].name = bi->name;
+        bodies[b].first_vertex = bi->first_vertex;
+        bodies[b].vertex_count = bi->vertex_count;
+        bodies[b].mass = mass + bi->first_vertex;
+        bodies[b].triangles = (const uint32_t (*)[3])bi->triangles;
+        bodies[b].triangle_count = bi->triangle_count;
+        bodies[b].tets = (const uint32_t (*)[4])bi->tets;
+        bodies[b].tet_count = bi->tet_count;
+    }
+    avi_h5_layout layout;
+    memset(&layout, 0, sizeof layout);
+    layout.path = out;
+    layout.bodies = bodies;
+    layout.body_count = (int)info.count;
+    layout.scene_name = scene.name;
+    layout.scene_text = scene.text;
+    layout.resolved_text = resolved;
+    layout.integrator = avi_integrator_name(scene.integrator.type);
+    layout.end_time = scene.end_time;
+    layout.energy_every = scene.output.energy_every;
+    layout.frame_every = scene.output.frame_every;
+    layout.vertex_count = nv;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) {
+        layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
+        avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
+    }
+    engine = avi_engine_create(model, &err);
+    if (!engine) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        rc = err.status ? (int)err.status : AVI_ERR_RUN;
+        goto done;
+    }
+    rs.writer = avi_h5_create(&layout, &err);
+    if (!rs.writer) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        rc = AVI_ERR_RUN;
+        goto done;
+    }
+    rs.end_time = scene.end_time;
+    rs.progress = !a.quiet && isatty(STDERR_FILENO);
+    rs.wall_start = rs.wall_last_flush = wall_now();
+    avi_engine_add_observer(engine, scene.output.energy_every, energy_observer, &rs);
+    avi_engine_add_observer(engine, scene.output.frame_every, frame_observer, &rs);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    rc = avi_engine_run(engine, scene.end_time);
+    if (rs.progress) draw_progress(engine, &rs, avi_engine_time(engine), 1);
+    char completion[AVI_H5_COMPLETION_LEN];
+    if (rc == AVI_OK) {
+        snprintf(completion, sizeof completion, "complete");
+    } else if (rc == EXIT_INTERRUPTED) {
+        snprintf(completion, sizeof completion, "interrupted");
+        fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s\n", (int)stop_requested, avi_engine_time(engine));
+    } else {
+        const char *why = rs.io_failed ? avi_h5_error(rs.writer)->message : avi_engine_error(engine)->message;
+        snprintf(completion, sizeof completion, "failed: %.50s", why);
+        fprintf(stderr, "avi: %s\n", why);
+        rc = AVI_ERR_RUN;
+    }
+    if (avi_h5_close(rs.writer, completion, &err)) {
+        if (rc == AVI_OK) fprintf(stderr, "avi: %s\n", err.message);
+        if (rc == AVI_OK || rc == EXIT_INTERRUPTED) rc = AVI_ERR_RUN;
+    }
+    rs.writer = NULL;
+    if (rc == AVI_OK && !a.quiet)
+        fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s; wrote %s\n", scene.name,
+                (unsigned long long)avi_engine_events_total(engine), scene.end_time, wall_now() - rs.wall_start, out);
+done:
+    avi_engine_destroy(engine);
+    avi_model_destroy(model);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&scene);
+    free(resolved);
+    free(bodies);
+    free(mass);
+    free(rs.x);
+    free(rs.v);
+    return rc;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    if (argc != 1) {
+        fprintf(stderr, "avi: info takes one file\n%s", usage);
+        return AVI_ERR_INPUT;
+    }
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    if (avi_h5_info(argv[0], stdout, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
+static int cmd_scenes(void)
+{
+    for (size_t i = 0; i < avi_scene_builtin_count(); i++)
+        printf("%-16s %s\n", avi_scene_builtin_name(i), avi_scene_builtin_description(i));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return AVI_ERR_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("avi %s\n", AVI_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "scenes")) return cmd_scenes();
+    if (!strcmp(cmd, "resume")) {
+        fprintf(stderr, "avi: resume: this version writes no checkpoints, so there is nothing to resume from\n");
+        return AVI_ERR_INPUT;
+    }
+    fprintf(stderr, "avi: unknown command '%s'\n%s", cmd, usage);
+    return AVI_ERR_INPUT;
+}
