@@ -61,6 +61,7 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
 void avi_engine_destroy(avi_engine *e)
 {
     if (!e) return;
+    if (e->sync) avi_sync_destroy(e->sync);
     avi_queue_free(&e->queue);
     free(e->obs);
     free(e);
@@ -108,6 +109,7 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
 
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
+    if (e->sync) return avi_sync_advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_event_queue *q = &e->queue;

@@ -14,8 +14,11 @@ typedef struct {
     void *user;
 } avi_observer;
 
+struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
+
 struct avi_engine {
     avi_model *model;
+    struct avi_sync *sync;
     avi_event_queue queue;
     double time; /* every event with t < time has been processed */
     uint64_t events[AVI_KIND_COUNT];
@@ -23,5 +26,10 @@ struct avi_engine {
     avi_observer *obs;
     avi_error err;
 };
+
+/* Synchronous integrators advance the same model state (x at tau = t_k, v)
+ * with one global step; they implement these (src/sync/). */
+int avi_sync_advance(avi_engine *e, double t);
+void avi_sync_destroy(struct avi_sync *s);
 
 #endif

@@ -72,4 +72,8 @@ int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
 
 /* Sum of the elastic potentials' energies at positions x ([nv][3]). */
 double avi_model_elastic_energy(const avi_model *m, const double (*x)[3]);
+/* Adds every potential's gradient dV/dx, evaluated at the vertex records'
+ * positions, into g ([nv][3]); elastic potentials and gravity. */
+void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3]);
+
 #endif

@@ -48,6 +48,46 @@ double avi_model_elastic_energy(const avi_model *m, const double (*xt)[3])
     return sum;
 }
 
+/* Scatter of a stencil's gradient into per-vertex sums. */
+static inline void scatter(double (*g)[3], const uint32_t *v, int n, const double gs[][3])
+{
+    for (int a = 0; a < n; a++) v3_add(g[v[a]], g[v[a]], gs[a]);
+}
+
+static inline void gather_vertices(const avi_model *m, const uint32_t *v, int n, double x[][3])
+{
+    for (int a = 0; a < n; a++) v3_copy(x[a], m->vert[v[a]].x);
+}
+
+void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
+{
+    double x[4][3], gs[4][3];
+    for (size_t i = 0; i < m->nspring; i++) {
+        gather_vertices(m, m->springs[i].v, 2, x);
+        avi_spring_gradient(&m->springs[i], (const double (*)[3])x, gs);
+        scatter(g, m->springs[i].v, 2, (const double (*)[3])gs);
+    }
+    for (size_t i = 0; i < m->nmembrane; i++) {
+        gather_vertices(m, m->membranes[i].v, 3, x);
+        avi_membrane_gradient(&m->membranes[i], (const double (*)[3])x, gs);
+        scatter(g, m->membranes[i].v, 3, (const double (*)[3])gs);
+    }
+    for (size_t i = 0; i < m->nhinge; i++) {
+        gather_vertices(m, m->hinges[i].v, 4, x);
+        avi_hinge_gradient(&m->hinges[i], (const double (*)[3])x, gs);
+        scatter(g, m->hinges[i].v, 4, (const double (*)[3])gs);
+    }
+    for (size_t i = 0; i < m->ntet; i++) {
+        gather_vertices(m, m->tets[i].v, 4, x);
+        avi_tet_gradient(&m->tets[i], (const double (*)[3])x, gs);
+        scatter(g, m->tets[i].v, 4, (const double (*)[3])gs);
+    }
+    for (size_t i = 0; i < m->ngravity; i++) {
+        avi_gravity_gradient(&m->gravity[i], NULL, gs);
+        scatter(g, &m->gravity[i].v, 1, (const double (*)[3])gs);
+    }
+}
+
 void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
 {
     const avi_model *m = e->model;
