@@ -1,0 +1,143 @@
+/* avi: streaming a run to HDF5 (H5MD 1.1 layout, SI units) and keeping an
+ * XDMF 3 sidecar current, as laid out in DESIGN.md section 3.
+ *
+ *   /h5md                         version=[1,1]; author{name}; creator{name, version};
+ *                                 modules/units{version=[1,0], system="SI"}
+ *   /particles/<body>/box         dimension=3, boundary=["none","none","none"]
+ *   /particles/<body>/position    step[F] int64, time[F], value[F][n][3]
+ *   /particles/<body>/velocity    step, time (hard links to position's), value[F][n][3]
+ *   /particles/<body>/mass        [n]
+ *   /connectivity/<body>_triangles  [M][3] int32, attribute particles_group="/particles/<body>"
+ *   /connectivity/<body>_tetrahedra [K][4] int32 (only when the body has tetrahedra)
+ *   /observables/<name>           step[T], time[T], value[T] or value[T][3]; every
+ *                                 observable's step and time are hard links to
+ *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
+ *                                 (attribute kinds) counts events per potential kind.
+ *   /parameters                   scene, scene_resolved, scene_name, integrator,
+ *                                 program_version, end_time, energy_every, frame_every,
+ *                                 vertex_count, time_step/{kind, min, max, count},
+ *                                 completion (fixed 64-byte string, see avi_h5_close)
+ *
+ * Every dataset has `unit` (H5MD) and `units` (CF) string attributes; every
+ * `time` dataset is a dimension scale attached to dimension 0 of its `value`.
+ * The file uses the 1.10 format and is switched to SWMR mode once every
+ * object exists, so h5py.File(path, "r", swmr=True) reads a live run; what was
+ * written before the last avi_h5_flush survives a killed process.
+ *
+ * A run killed while writing leaves the file marked as open for writing:
+ * HDF5 1.10 then opens it only for SWMR reading (h5py: swmr=True) until
+ * `h5clear -s` clears the mark. The XDMF sidecar is for finished files:
+ * ParaView opens HDF5 files without SWMR.
+ *
+ * Errors never abort: calls return non-zero and fill an avi_error whose
+ * message names the file and the failing operation. avi_h5_create and
+ * avi_h5_info turn off HDF5's automatic error printing for the process, and
+ * ask HDF5 not to install its exit-time cleanup (which crashes after a
+ * failed close); that request only works before the process's first HDF5
+ * call, so code that calls HDF5 earlier should call H5dont_atexit() first. */
+#ifndef AVI_OUTPUT_H
+#define AVI_OUTPUT_H
+
+#include <stdio.h>
+
+#include "avi/engine.h"
+
+/* One body of the output: a contiguous range of the model's vertices. */
+typedef struct {
+    const char *name;          /* HDF5 link name: non-empty, no '/', unique */
+    size_t first_vertex;       /* index of its first vertex in the model */
+    size_t vertex_count;
+    const double *mass;        /* [vertex_count], kg */
+    const uint32_t (*triangles)[3]; /* body-local indices; may be NULL when count is 0 */
+    size_t triangle_count;
+    const uint32_t (*tets)[4];      /* body-local indices; may be NULL when count is 0 */
+    size_t tet_count;
+} avi_h5_body;
+
+/* Everything the file holds besides its time series. Strings may be NULL
+ * (stored as empty). */
+typedef struct {
+    const char *path;          /* the .h5 file, created or truncated */
+    const char *xdmf_path;     /* NULL: path with .h5 replaced by .xmf; "": no sidecar */
+    const avi_h5_body *bodies;
+    int body_count;
+    const char *scene_name;
+    const char *scene_text;    /* YAML as given */
+    const char *resolved_text; /* YAML as resolved */
+    const char *integrator;
+    const char *author;        /* NULL: $USER, else "unknown" */
+    double end_time, energy_every, frame_every; /* s */
+    size_t potential_count[AVI_KIND_COUNT];
+    double dt_min[AVI_KIND_COUNT], dt_max[AVI_KIND_COUNT]; /* s; 0 when the kind has none */
+    size_t vertex_count;       /* all vertices of the model; frames pass this many */
+} avi_h5_layout;
+
+typedef struct avi_h5_writer avi_h5_writer;
+
+/* Length of the completion-state dataset, terminating NUL included. */
+#define AVI_H5_COMPLETION_LEN 64
+
+/* Creates (truncating) the file and every group, dataset and attribute of the
+ * layout, writes the static data (masses, connectivity, parameters, completion
+ * "running"), flushes, then switches the file to SWMR writing. Writes the
+ * XDMF sidecar once the first frame is flushed. NULL on error, with err filled. */
+avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err);
+
+/* Appends one row of every observable at obs->time. Rows are buffered and
+ * written in blocks; avi_h5_flush writes whatever is pending. Does not
+ * allocate. Returns 0, or non-zero on an I/O error (see avi_h5_error). */
+int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs);
+
+/* Appends one frame: positions x and velocities v of all layout->vertex_count
+ * vertices ([n][3] each), split per body. Written immediately (one chunk per
+ * body and frame). Returns 0 or non-zero on error. */
+int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3],
+                       const double (*v)[3]);
+
+/* Writes pending rows, flushes the file (H5Fflush) and rewrites the XDMF
+ * sidecar if frames were added since it was last written. Everything written
+ * before it is then visible to SWMR readers and survives a killed process.
+ * The caller calls it at every output interval. Fails when the file was
+ * removed or replaced on disk. Returns 0 or non-zero on error. */
+int avi_h5_flush(avi_h5_writer *w);
+
+/* Flushes, stores the completion state ("complete", "interrupted" or
+ * "failed: <why>"; NULL means "interrupted"; truncated to
+ * AVI_H5_COMPLETION_LEN - 1 bytes) in /parameters/completion, closes the
+ * file and frees the writer, even when something fails on the way (w may be
+ * NULL). Returns 0 or non-zero with err (may be NULL) filled with the first
+ * error the writer met. */
+int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err);
+
+/* The writer's first error (status AVI_OK while none occurred). Once a write
+ * failed, later writes fail at once with the same error. */
+const avi_error *avi_h5_error(const avi_h5_writer *w);
+
+/* Rows and frames written so far (buffered rows included). */
+size_t avi_h5_row_count(const avi_h5_writer *w);
+size_t avi_h5_frame_count(const avi_h5_writer *w);
+
+/* `avi info`: prints a summary of an output file (live or finished): scene,
+ * integrator, bodies, events, simulated time, relative total-energy drift
+ * (max |E - E0| / |E0| and final), momentum error (max |p - p0| relative to
+ * |p0|, for linear and angular momentum), minimum contact distance and
+ * completion state. Returns 0, or non-zero with err filled when the file
+ * cannot be read or is not an avi output file. */
+int avi_h5_info(const char *path, FILE *out, avi_error *err);
+
+/* Writes the XDMF 3 description of the frames of an output file:
+ * a temporal collection with, per frame k, a spatial collection of one grid
+ * per body (Tetrahedron topology when it has tetrahedra, else Triangle, else
+ * Polyvertex), Geometry XYZ and a velocity attribute read as hyperslab k of
+ * /particles/<body>/{position,velocity}/value. h5_path must exist; the .xmf
+ * refers to its absolute path. The file is replaced atomically (temporary
+ * file in the same directory, fsync, rename). Returns 0, or non-zero with err
+ * (may be NULL) filled. */
+int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies,
+                   int body_count, const double *frame_times, size_t frame_count, avi_error *err);
+
+/* The default sidecar path of an output file: ".h5" replaced by ".xmf", or
+ * ".xmf" appended. Returns 0, or -1 when it does not fit in size bytes. */
+int avi_xdmf_default_path(const char *h5_path, char *out, size_t size);
+
+#endif

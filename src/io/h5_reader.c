@@ -1,0 +1,304 @@
+/* `avi info`: a summary of an output file, finished or still being written. */
+#include "avi/output.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    hid_t file;
+    const char *path;
+    avi_error *err;
+} reader;
+
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e->desc) snprintf((char *)data, 256, "%s", e->desc);
+    return 0;
+}
+
+static int rfail(reader *r, avi_status status, const char *fmt, ...)
+{
+    char detail[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+    H5Eclear2(H5E_DEFAULT);
+    if (!r->err) return -1;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    r->err->status = status;
+    int n = snprintf(r->err->message, sizeof r->err->message, "%s: %s", r->path, what);
+    if (n > 0 && (size_t)n < sizeof r->err->message && detail[0])
+        snprintf(r->err->message + n, sizeof r->err->message - (size_t)n, " (%s)", detail);
+    return -1;
+}
+
+static int exists(hid_t file, const char *path)
+{
+    /* H5Lexists needs every parent to exist: check each prefix. */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        int ok = H5Lexists(file, buf, H5P_DEFAULT) > 0;
+        *p = '/';
+        if (!ok) return 0;
+    }
+    return H5Lexists(file, buf, H5P_DEFAULT) > 0;
+}
+
+/* A text dataset (variable or fixed length) as a new string; "" when absent. */
+static char *read_text(reader *r, const char *path)
+{
+    char *out = NULL;
+    hid_t d = exists(r->file, path) ? H5Dopen2(r->file, path, H5P_DEFAULT) : -1;
+    hid_t t = d < 0 ? -1 : H5Dget_type(d);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
+        /* Read with the file's own string type: HDF5 converts no charsets. */
+        hid_t m = H5Tcopy(t);
+        if (H5Tis_variable_str(t) > 0) {
+            char *s = NULL;
+            hid_t sp = H5Dget_space(d);
+            if (H5Dread(d, m, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) >= 0 && s) {
+                size_t n = strlen(s) + 1;
+                if ((out = malloc(n))) memcpy(out, s, n);
+                H5Dvlen_reclaim(m, sp, H5P_DEFAULT, &s);
+            }
+            H5Sclose(sp);
+        } else {
+            size_t n = H5Tget_size(t);
+            if ((out = calloc(n + 1, 1)) && H5Dread(d, m, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
+                free(out);
+                out = NULL;
+            }
+        }
+        H5Tclose(m);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
+    H5Eclear2(H5E_DEFAULT);
+    if (!out && (out = malloc(1))) out[0] = 0;
+    return out;
+}
+
+/* Reads a whole dataset as doubles or int64 (8-byte cells); rows and
+ * width (product of the dimensions after the first) returned. NULL when
+ * absent or unreadable (rows = 0). */
+static void *read_all(reader *r, const char *path, hid_t mtype, size_t *rows, size_t *width)
+{
+    *rows = 0;
+    if (width) *width = 0;
+    if (!exists(r->file, path)) return NULL;
+    hid_t d = H5Dopen2(r->file, path, H5P_DEFAULT);
+    if (d < 0) return NULL;
+    hid_t s = H5Dget_space(d);
+    hsize_t dims[8] = {0};
+    int rank = s < 0 ? -1 : H5Sget_simple_extent_ndims(s);
+    void *buf = NULL;
+    if (rank == 0) dims[0] = 1; /* a scalar reads as one row */
+    if (rank >= 0 && rank <= 8 && H5Sget_simple_extent_dims(s, dims + (rank == 0), NULL) >= 0) {
+        size_t w = 1;
+        for (int i = 1; i < rank; i++) w *= dims[i];
+        size_t total = (size_t)dims[0] * w;
+        buf = malloc(total ? total * 8 : 8);
+        if (buf && total && H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            free(buf);
+            buf = NULL;
+        }
+        if (buf) {
+            *rows = (size_t)dims[0];
+            if (width) *width = w;
+        }
+    }
+    if (s >= 0) H5Sclose(s);
+    H5Dclose(d);
+    H5Eclear2(H5E_DEFAULT);
+    return buf;
+}
+
+static size_t rows_of(reader *r, const char *path)
+{
+    size_t n = 0;
+    if (!exists(r->file, path)) return 0;
+    hid_t d = H5Dopen2(r->file, path, H5P_DEFAULT);
+    hid_t s = d < 0 ? -1 : H5Dget_space(d);
+    hsize_t dims[8];
+    if (s >= 0 && H5Sget_simple_extent_ndims(s) >= 1 && H5Sget_simple_extent_dims(s, dims, NULL) >= 0)
+        n = (size_t)dims[0];
+    if (s >= 0) H5Sclose(s);
+    if (d >= 0) H5Dclose(d);
+    H5Eclear2(H5E_DEFAULT);
+    return n;
+}
+
+typedef struct {
+    reader *r;
+    FILE *out;
+    int count;
+    size_t frames;
+} body_walk;
+
+static herr_t print_body(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    body_walk *bw = data;
+    char path[512];
+    snprintf(path, sizeof path, "/particles/%s/mass", name);
+    size_t n = rows_of(bw->r, path);
+    snprintf(path, sizeof path, "/connectivity/%s_triangles", name);
+    size_t m = rows_of(bw->r, path);
+    snprintf(path, sizeof path, "/connectivity/%s_tetrahedra", name);
+    size_t k = rows_of(bw->r, path);
+    snprintf(path, sizeof path, "/particles/%s/position/time", name);
+    size_t f = rows_of(bw->r, path);
+    if (bw->count == 0 || f < bw->frames) bw->frames = f;
+    fprintf(bw->out, "%s%s (%zu vertices", bw->count ? ", " : "", name, n);
+    if (m) fprintf(bw->out, ", %zu triangles", m);
+    if (k) fprintf(bw->out, ", %zu tetrahedra", k);
+    fputc(')', bw->out);
+    bw->count++;
+    return 0;
+}
+
+static double norm3(const double *a, const double *b)
+{
+    double d[3] = {a[0] - (b ? b[0] : 0), a[1] - (b ? b[1] : 0), a[2] - (b ? b[2] : 0)};
+    return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+/* max_t |q(t) - q(0)| relative to |q(0)|, with |q(0)| shown: a relative
+ * error against a nearly vanishing q(0) says little. */
+static void print_momentum(FILE *out, const char *q_name, const double *q, size_t rows, const char *unit)
+{
+    if (!q || rows == 0) {
+        fprintf(out, "%s: n/a", q_name);
+        return;
+    }
+    double q0 = norm3(q, NULL), worst = 0.0;
+    for (size_t i = 0; i < rows; i++) worst = fmax(worst, norm3(q + 3 * i, q));
+    if (q0 > 0.0)
+        fprintf(out, "%s: max |%s-%s0|/|%s0| = %.3e (|%s0| = %.3e %s)", q_name, q_name, q_name, q_name, worst / q0,
+                q_name, q0, unit);
+    else
+        fprintf(out, "%s: max |%s-%s0| = %.3e %s (%s0 = 0)", q_name, q_name, q_name, worst, unit, q_name);
+}
+
+int avi_h5_info(const char *path, FILE *out, avi_error *err)
+{
+    H5dont_atexit(); /* as in avi_h5_create */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    reader r = {-1, path ? path : "(no path)", err};
+    if (!path || !out) return rfail(&r, AVI_ERR_INPUT, "no file or output stream given");
+    if (err) {
+        err->status = AVI_OK;
+        err->message[0] = 0;
+    }
+    /* SWMR reading sees a live run consistently; older files need a plain open. */
+    r.file = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (r.file < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    }
+    if (r.file < 0) return rfail(&r, AVI_ERR_INPUT, "cannot open the file as HDF5");
+    if (!exists(r.file, "/h5md") || !exists(r.file, "/observables/total_energy/value") ||
+        !exists(r.file, "/parameters")) {
+        H5Fclose(r.file);
+        return rfail(&r, AVI_ERR_INPUT, "not an avi output file (no /h5md, /observables or /parameters)");
+    }
+
+    char *scene = read_text(&r, "/parameters/scene_name");
+    char *integrator = read_text(&r, "/parameters/integrator");
+    char *version = read_text(&r, "/parameters/program_version");
+    char *completion = read_text(&r, "/parameters/completion");
+    size_t nt, ne, nk, kw, nl, na, nd, nend, tmp;
+    double *time = read_all(&r, "/observables/total_energy/time", H5T_NATIVE_DOUBLE, &nt, NULL);
+    double *energy = read_all(&r, "/observables/total_energy/value", H5T_NATIVE_DOUBLE, &ne, NULL);
+    int64_t *events = read_all(&r, "/observables/events/value", H5T_NATIVE_INT64, &tmp, NULL);
+    int64_t *by_kind = read_all(&r, "/observables/events_by_kind/value", H5T_NATIVE_INT64, &nk, &kw);
+    double *linear = read_all(&r, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, &nl, NULL);
+    double *angular = read_all(&r, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, &na, NULL);
+    double *dist = read_all(&r, "/observables/min_contact_distance/value", H5T_NATIVE_DOUBLE, &nd, NULL);
+    double *end = read_all(&r, "/parameters/end_time", H5T_NATIVE_DOUBLE, &nend, NULL);
+    size_t nev = events ? tmp : 0;
+    /* A live file may show a few more rows in one dataset than another. */
+    size_t rows = nt < ne ? nt : ne;
+
+    fprintf(out, "file:                 %s\n", path);
+    fprintf(out, "scene:                %s\n", scene && scene[0] ? scene : "(unnamed)");
+    fprintf(out, "integrator:           %s\n", integrator ? integrator : "");
+    fprintf(out, "program version:      %s\n", version ? version : "");
+    fprintf(out, "bodies:               ");
+    body_walk bw = {&r, out, 0, 0};
+    if (exists(r.file, "/particles")) {
+        hsize_t idx = 0;
+        H5Literate_by_name(r.file, "/particles", H5_INDEX_NAME, H5_ITER_INC, &idx, print_body, &bw, H5P_DEFAULT);
+    }
+    fprintf(out, "%s\n", bw.count ? "" : "none");
+    fprintf(out, "completion:           %s\n", completion ? completion : "");
+    if (rows)
+        fprintf(out, "simulated time:       %.9g s", time[rows - 1]);
+    else
+        fprintf(out, "simulated time:       none (no rows yet)");
+    if (end && nend == 1) fprintf(out, " (end time %.9g s)", end[0]);
+    fprintf(out, ", %zu rows, %zu frames\n", rows, bw.frames);
+
+    fprintf(out, "events:               ");
+    if (nev) fprintf(out, "%lld", (long long)events[nev - 1]);
+    else fprintf(out, "n/a");
+    if (by_kind && nk && kw == AVI_KIND_COUNT) {
+        fputs(" (", out);
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            fprintf(out, "%s%s %lld", k ? ", " : "", avi_kind_name((avi_kind)k),
+                    (long long)by_kind[(nk - 1) * AVI_KIND_COUNT + k]);
+        fputc(')', out);
+    }
+    fputc('\n', out);
+
+    fprintf(out, "energy drift:         ");
+    if (rows) {
+        double e0 = energy[0], worst = 0.0;
+        for (size_t i = 0; i < rows; i++) worst = fmax(worst, fabs(energy[i] - e0));
+        double last = energy[rows - 1] - e0;
+        if (e0 != 0.0)
+            fprintf(out, "max |E-E0|/|E0| = %.3e, final (E-E0)/|E0| = %.3e (E0 = %.6g J)\n", worst / fabs(e0),
+                    last / fabs(e0), e0);
+        else
+            fprintf(out, "max |E-E0| = %.3e J, final E-E0 = %.3e J (E0 = 0)\n", worst, last);
+    } else {
+        fprintf(out, "n/a\n");
+    }
+
+    fprintf(out, "momentum error:       ");
+    print_momentum(out, "p", linear, nl < rows ? nl : rows, "kg m s-1");
+    fputs("; ", out);
+    print_momentum(out, "L", angular, na < rows ? na : rows, "kg m2 s-1");
+    fputc('\n', out);
+
+    double dmin = INFINITY;
+    for (size_t i = 0; dist && i < nd; i++)
+        if (dist[i] < dmin) dmin = dist[i];
+    if (isfinite(dmin)) fprintf(out, "min contact distance: %.6e m\n", dmin);
+    else fprintf(out, "min contact distance: none (no contact-eligible pair)\n");
+
+    free(scene);
+    free(integrator);
+    free(version);
+    free(completion);
+    free(time);
+    free(energy);
+    free(events);
+    free(by_kind);
+    free(linear);
+    free(angular);
+    free(dist);
+    free(end);
+    H5Fclose(r.file);
+    H5Eclear2(H5E_DEFAULT);
+    if (ferror(out)) return rfail(&r, AVI_ERR_RUN, "writing the summary failed");
+    return 0;
+}

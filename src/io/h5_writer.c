@@ -1,0 +1,755 @@
+/* Streaming output to HDF5 in the H5MD 1.1 layout of DESIGN.md section 3. */
+#include "avi/output.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Time series rows per chunk, and per write block. */
+#define ROWS 1024
+
+enum {
+    OBS_KINETIC,
+    OBS_ELASTIC,
+    OBS_CONTACT,
+    OBS_EXTERNAL,
+    OBS_TOTAL,
+    OBS_LINEAR,
+    OBS_ANGULAR,
+    OBS_EVENTS,
+    OBS_ACTIVE,
+    OBS_MIN_DISTANCE,
+    OBS_EVENTS_BY_KIND,
+    OBS_N
+};
+
+static const struct {
+    const char *name;
+    int width;   /* 1: value[T]; else value[T][width] */
+    int integer; /* int64 rather than double */
+    const char *unit;
+} OBS[OBS_N] = {
+    {"kinetic_energy", 1, 0, "J"},
+    {"elastic_energy", 1, 0, "J"},
+    {"contact_energy", 1, 0, "J"},
+    {"external_energy", 1, 0, "J"},
+    {"total_energy", 1, 0, "J"},
+    {"linear_momentum", 3, 0, "kg m s-1"},
+    {"angular_momentum", 3, 0, "kg m2 s-1"},
+    {"events", 1, 1, "1"},
+    {"active_contact_potentials", 1, 1, "1"},
+    {"min_contact_distance", 1, 0, "m"},
+    {"events_by_kind", AVI_KIND_COUNT, 1, "1"},
+};
+
+typedef struct {
+    hid_t step, time, position, velocity;
+    size_t first, count;
+} body_sets;
+
+/* 8-byte cell of a row buffer: every observable is int64 or double. */
+typedef union {
+    double d;
+    int64_t i;
+} cell;
+
+struct avi_h5_writer {
+    hid_t file;
+    char *path;
+    char *xdmf_path; /* NULL: no sidecar */
+    avi_error err;
+    int failed;
+    dev_t dev;
+    ino_t ino;
+
+    int body_count;
+    avi_h5_body *bodies; /* names owned; array pointers cleared */
+    body_sets *sets;
+    size_t vertex_count;
+
+    hid_t obs_step, obs_time, obs_value[OBS_N], completion;
+    size_t rows_written, rows_pending;
+    int64_t row_step[ROWS];
+    double row_time[ROWS];
+    cell *row_value[OBS_N]; /* [ROWS * width] each */
+
+    size_t frames, frames_in_xdmf, frame_cap;
+    double *frame_times;
+};
+
+/* ------------------------------------------------------------------ errors */
+
+typedef struct {
+    char text[256];
+} h5_detail;
+
+/* The innermost HDF5 message (errno and system message live there), on one line. */
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *t = ((h5_detail *)data)->text;
+    if (n != 0 || !e->desc) return 0;
+    snprintf(t, sizeof ((h5_detail *)data)->text, "%s", e->desc);
+    /* Drop the time stamp and buffer addresses of write errors. */
+    char *cut = strstr(t, "time = "), *next = cut ? strstr(cut, ", filename") : NULL;
+    if (cut && next) memmove(cut, next + 2, strlen(next + 2) + 1);
+    if ((cut = strstr(t, ", buf = "))) *cut = 0;
+    for (; *t; t++)
+        if (*t == '\n') *t = ' ';
+    return 0;
+}
+
+/* "PATH: WHAT (DETAIL)", truncated to size. */
+static void compose(char *out, size_t size, const char *path, const char *what, const char *detail)
+{
+    int n = snprintf(out, size, "%s: %s", path, what);
+    if (n > 0 && (size_t)n < size && detail[0]) snprintf(out + n, size - (size_t)n, " (%s)", detail);
+}
+
+/* Records the first error: "PATH: OPERATION failed (HDF5's innermost message)". */
+static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
+{
+    h5_detail d = {{0}};
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &d);
+    H5Eclear2(H5E_DEFAULT);
+    if (w->failed) return -1;
+    w->failed = 1;
+    w->err.status = status;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    compose(w->err.message, sizeof w->err.message, w->path, what, d.text);
+    return -1;
+}
+
+/* ------------------------------------------------------ attribute helpers */
+
+static hid_t vlen_string_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return t;
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+static int attr_strings(hid_t obj, const char *name, const char *const *values, hsize_t n, int scalar)
+{
+    hid_t t = vlen_string_type();
+    hid_t s = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
+    hid_t a = (t < 0 || s < 0) ? -1 : H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = (a < 0 || H5Awrite(a, t, values) < 0) ? -1 : 0;
+    if (a >= 0) H5Aclose(a);
+    if (s >= 0) H5Sclose(s);
+    if (t >= 0) H5Tclose(t);
+    return rc;
+}
+
+static int attr_str(hid_t obj, const char *name, const char *value)
+{
+    const char *v = value ? value : "";
+    return attr_strings(obj, name, &v, 1, 1);
+}
+
+static int attr_ints(hid_t obj, const char *name, const int *values, hsize_t n, int scalar)
+{
+    hid_t s = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
+    hid_t a = s < 0 ? -1 : H5Acreate2(obj, name, H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = (a < 0 || H5Awrite(a, H5T_NATIVE_INT, values) < 0) ? -1 : 0;
+    if (a >= 0) H5Aclose(a);
+    if (s >= 0) H5Sclose(s);
+    return rc;
+}
+
+/* H5MD `unit` and CF `units`: the same string serves both. */
+static int set_units(hid_t ds, const char *unit)
+{
+    return (attr_str(ds, "unit", unit) < 0 || attr_str(ds, "units", unit) < 0) ? -1 : 0;
+}
+
+static hid_t group(avi_h5_writer *w, hid_t loc, const char *name)
+{
+    hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) fail(w, AVI_ERR_RUN, "creating group %s failed", name);
+    return g;
+}
+
+/* -------------------------------------------------------- dataset helpers */
+
+/* A fixed-size dataset written at once (rank <= 2); NULL data leaves it empty. */
+static int fixed_dataset(avi_h5_writer *w, hid_t loc, const char *name, hid_t ftype, hid_t mtype, int rank,
+                         const hsize_t *dims, const void *data, const char *unit)
+{
+    hid_t s = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+    hid_t d = s < 0 ? -1 : H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t total = 1;
+    for (int i = 0; i < rank; i++) total *= dims[i];
+    int rc = 0;
+    if (d < 0)
+        rc = fail(w, AVI_ERR_RUN, "creating dataset %s failed", name);
+    else if (data && total > 0 && H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        rc = fail(w, AVI_ERR_RUN, "writing dataset %s failed", name);
+    else if (set_units(d, unit) < 0)
+        rc = fail(w, AVI_ERR_RUN, "writing the units of %s failed", name);
+    if (d >= 0) H5Dclose(d);
+    if (s >= 0) H5Sclose(s);
+    return rc;
+}
+
+static int text_dataset(avi_h5_writer *w, hid_t loc, const char *name, const char *text)
+{
+    const char *v = text ? text : "";
+    hid_t t = vlen_string_type();
+    int rc = fixed_dataset(w, loc, name, t, t, 0, NULL, &v, "");
+    H5Tclose(t);
+    return rc;
+}
+
+static int double_dataset(avi_h5_writer *w, hid_t loc, const char *name, double value, const char *unit)
+{
+    return fixed_dataset(w, loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, NULL, &value, unit);
+}
+
+/* An extendible dataset [0][dims...] with one chunk of chunk0 rows. */
+static hid_t series(avi_h5_writer *w, hid_t loc, const char *name, hid_t ftype, int rank, const hsize_t *row_dims,
+                    hsize_t chunk0, const char *unit)
+{
+    hsize_t dims[3] = {0}, maxdims[3] = {H5S_UNLIMITED}, chunk[3] = {chunk0};
+    for (int i = 1; i < rank; i++) dims[i] = maxdims[i] = chunk[i] = row_dims[i - 1];
+    hid_t s = H5Screate_simple(rank, dims, maxdims);
+    hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = -1;
+    if (s >= 0 && p >= 0 && H5Pset_chunk(p, rank, chunk) >= 0)
+        d = H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, p, H5P_DEFAULT);
+    if (d < 0) fail(w, AVI_ERR_RUN, "creating dataset %s failed", name); /* before HDF5 clears its stack */
+    if (p >= 0) H5Pclose(p);
+    if (s >= 0) H5Sclose(s);
+    if (d < 0) return -1;
+    if (set_units(d, unit) < 0) {
+        fail(w, AVI_ERR_RUN, "writing the units of %s failed", name);
+        H5Dclose(d);
+        return -1;
+    }
+    return d;
+}
+
+/* Extends a series of the given rank from `old` to `old + count` rows and
+ * writes the rows; `inner` is the second dimension (rank 2 and 3; rank 3
+ * datasets are [F][inner][3]). */
+static int append(avi_h5_writer *w, hid_t d, hid_t mtype, int rank, hsize_t inner, size_t old, size_t count,
+                  const void *data, const char *what)
+{
+    hsize_t dims[3] = {old + count, inner, 3}, start[3] = {old, 0, 0}, n[3] = {count, inner, 3};
+    if (H5Dset_extent(d, dims) < 0) return fail(w, AVI_ERR_RUN, "extending %s failed", what);
+    hid_t fs = H5Dget_space(d);
+    hid_t ms = H5Screate_simple(rank, n, NULL);
+    int rc = 0;
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, n, NULL) < 0 ||
+        H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, data) < 0)
+        rc = fail(w, AVI_ERR_RUN, "writing %s failed", what);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- layout */
+
+static int check_layout(avi_h5_writer *w, const avi_h5_layout *L)
+{
+    if (!L->path || !L->path[0]) return fail(w, AVI_ERR_INPUT, "no output path given");
+    if (L->body_count < 0 || (L->body_count > 0 && !L->bodies))
+        return fail(w, AVI_ERR_INPUT, "invalid body list");
+    for (int b = 0; b < L->body_count; b++) {
+        const avi_h5_body *B = &L->bodies[b];
+        if (!B->name || !B->name[0] || strchr(B->name, '/') || !strcmp(B->name, ".") || !strcmp(B->name, ".."))
+            return fail(w, AVI_ERR_INPUT, "body %d has an invalid name '%s'", b, B->name ? B->name : "");
+        for (int c = 0; c < b; c++)
+            if (!strcmp(L->bodies[c].name, B->name))
+                return fail(w, AVI_ERR_INPUT, "two bodies are named '%s'", B->name);
+        if (B->vertex_count == 0 || B->first_vertex + B->vertex_count > L->vertex_count || !B->mass)
+            return fail(w, AVI_ERR_INPUT, "body '%s' has an invalid vertex range or no masses", B->name);
+        if ((B->triangle_count && !B->triangles) || (B->tet_count && !B->tets))
+            return fail(w, AVI_ERR_INPUT, "body '%s' lacks its connectivity arrays", B->name);
+        for (size_t i = 0; i < B->triangle_count; i++)
+            for (int k = 0; k < 3; k++)
+                if (B->triangles[i][k] >= B->vertex_count || B->triangles[i][k] > INT32_MAX)
+                    return fail(w, AVI_ERR_INPUT, "body '%s': triangle %zu indexes a vertex out of range", B->name, i);
+        for (size_t i = 0; i < B->tet_count; i++)
+            for (int k = 0; k < 4; k++)
+                if (B->tets[i][k] >= B->vertex_count || B->tets[i][k] > INT32_MAX)
+                    return fail(w, AVI_ERR_INPUT, "body '%s': tetrahedron %zu indexes a vertex out of range", B->name, i);
+    }
+    return 0;
+}
+
+static int write_h5md(avi_h5_writer *w, const avi_h5_layout *L)
+{
+    static const int version[2] = {1, 1}, units_version[2] = {1, 0};
+    const char *author = L->author ? L->author : getenv("USER");
+    if (!author || !author[0]) {
+        const struct passwd *pw = getpwuid(getuid());
+        author = pw && pw->pw_name && pw->pw_name[0] ? pw->pw_name : "unknown";
+    }
+    hid_t h5md = group(w, w->file, "h5md");
+    if (h5md < 0) return -1;
+    int rc = attr_ints(h5md, "version", version, 2, 0);
+    hid_t g = H5Gcreate2(h5md, "author", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    rc |= g < 0 ? -1 : attr_str(g, "name", author);
+    if (g >= 0) H5Gclose(g);
+    g = H5Gcreate2(h5md, "creator", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    rc |= g < 0 ? -1 : attr_str(g, "name", "avi") | attr_str(g, "version", AVI_VERSION_STRING);
+    if (g >= 0) H5Gclose(g);
+    hid_t m = H5Gcreate2(h5md, "modules", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    g = m < 0 ? -1 : H5Gcreate2(m, "units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    rc |= g < 0 ? -1 : attr_ints(g, "version", units_version, 2, 0) | attr_str(g, "system", "SI");
+    if (g >= 0) H5Gclose(g);
+    if (m >= 0) H5Gclose(m);
+    H5Gclose(h5md);
+    return rc < 0 ? fail(w, AVI_ERR_RUN, "writing the /h5md group failed") : 0;
+}
+
+static int write_body(avi_h5_writer *w, hid_t particles, hid_t connectivity, const avi_h5_body *B, body_sets *S)
+{
+    static const char *const none3[3] = {"none", "none", "none"};
+    static const int three = 3;
+    hid_t bg = group(w, particles, B->name);
+    if (bg < 0) return -1;
+    int rc = 0;
+    hid_t box = group(w, bg, "box"), pos = -1, vel = -1;
+    if (box < 0) rc = -1;
+    else {
+        if (attr_ints(box, "dimension", &three, 1, 1) < 0 || attr_strings(box, "boundary", none3, 3, 0) < 0)
+            rc = fail(w, AVI_ERR_RUN, "writing /particles/%s/box failed", B->name);
+        H5Gclose(box);
+    }
+    hsize_t n = B->vertex_count, frame_dims[2] = {n, 3};
+    if (rc == 0) rc = fixed_dataset(w, bg, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &n, B->mass, "kg");
+    if (rc == 0 && (pos = group(w, bg, "position")) < 0) rc = -1;
+    if (rc == 0 && (vel = group(w, bg, "velocity")) < 0) rc = -1;
+    if (rc == 0) {
+        S->step = series(w, pos, "step", H5T_STD_I64LE, 1, NULL, ROWS, "1");
+        S->time = series(w, pos, "time", H5T_IEEE_F64LE, 1, NULL, ROWS, "s");
+        S->position = series(w, pos, "value", H5T_IEEE_F64LE, 3, frame_dims, 1, "m");
+        S->velocity = series(w, vel, "value", H5T_IEEE_F64LE, 3, frame_dims, 1, "m s-1");
+        if (S->step < 0 || S->time < 0 || S->position < 0 || S->velocity < 0) rc = -1;
+    }
+    if (rc == 0 && (H5Lcreate_hard(pos, "step", vel, "step", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+                    H5Lcreate_hard(pos, "time", vel, "time", H5P_DEFAULT, H5P_DEFAULT) < 0))
+        rc = fail(w, AVI_ERR_RUN, "linking /particles/%s/velocity/{step,time} failed", B->name);
+    if (rc == 0 && (H5DSset_scale(S->time, "time") < 0 || H5DSattach_scale(S->position, S->time, 0) < 0 ||
+                    H5DSattach_scale(S->velocity, S->time, 0) < 0))
+        rc = fail(w, AVI_ERR_RUN, "attaching the time scale of /particles/%s failed", B->name);
+    if (vel >= 0) H5Gclose(vel);
+    if (pos >= 0) H5Gclose(pos);
+    H5Gclose(bg);
+    if (rc) return rc;
+
+    /* Connectivity as int32, body-local indices (range checked above). */
+    char name[300], target[300];
+    snprintf(target, sizeof target, "/particles/%s", B->name);
+    size_t count[2] = {B->triangle_count, B->tet_count};
+    const uint32_t *src[2] = {B->triangles ? B->triangles[0] : NULL, B->tets ? B->tets[0] : NULL};
+    for (int kind = 0; kind < 2 && rc == 0; kind++) {
+        int per = kind == 0 ? 3 : 4;
+        if (kind == 1 && count[1] == 0) continue; /* tetrahedra only when present */
+        snprintf(name, sizeof name, "%s_%s", B->name, kind == 0 ? "triangles" : "tetrahedra");
+        int32_t *idx = malloc((count[kind] ? count[kind] : 1) * per * sizeof *idx);
+        if (!idx) return fail(w, AVI_ERR_RUN, "out of memory writing %s", name);
+        for (size_t i = 0; i < count[kind] * per; i++) idx[i] = (int32_t)src[kind][i];
+        hsize_t dims[2] = {count[kind], (hsize_t)per};
+        rc = fixed_dataset(w, connectivity, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 2, dims, idx, "1");
+        free(idx);
+        if (rc) break;
+        hid_t d = H5Dopen2(connectivity, name, H5P_DEFAULT);
+        if (d < 0 || attr_str(d, "particles_group", target) < 0)
+            rc = fail(w, AVI_ERR_RUN, "writing /connectivity/%s failed", name);
+        if (d >= 0) H5Dclose(d);
+    }
+    return rc;
+}
+
+static int write_observables(avi_h5_writer *w)
+{
+    hid_t og = group(w, w->file, "observables");
+    if (og < 0) return -1;
+    int rc = 0;
+    for (int o = 0; o < OBS_N && rc == 0; o++) {
+        hid_t g = group(w, og, OBS[o].name);
+        if (g < 0) {
+            rc = -1;
+            break;
+        }
+        if (o == 0) {
+            w->obs_step = series(w, g, "step", H5T_STD_I64LE, 1, NULL, ROWS, "1");
+            w->obs_time = series(w, g, "time", H5T_IEEE_F64LE, 1, NULL, ROWS, "s");
+            if (w->obs_step < 0 || w->obs_time < 0) rc = -1;
+            else if (H5DSset_scale(w->obs_time, "time") < 0)
+                rc = fail(w, AVI_ERR_RUN, "making /observables/%s/time a dimension scale failed", OBS[o].name);
+        } else if (H5Lcreate_hard(w->obs_step, ".", g, "step", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+                   H5Lcreate_hard(w->obs_time, ".", g, "time", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+            /* All observables are sampled together: one step and time, shared. */
+            rc = fail(w, AVI_ERR_RUN, "linking /observables/%s/{step,time} failed", OBS[o].name);
+        }
+        if (rc == 0) {
+            hsize_t width = (hsize_t)OBS[o].width;
+            w->obs_value[o] = series(w, g, "value", OBS[o].integer ? H5T_STD_I64LE : H5T_IEEE_F64LE,
+                                     width > 1 ? 2 : 1, &width, ROWS, OBS[o].unit);
+            if (w->obs_value[o] < 0) rc = -1;
+            else if (H5DSattach_scale(w->obs_value[o], w->obs_time, 0) < 0)
+                rc = fail(w, AVI_ERR_RUN, "attaching the time scale of /observables/%s failed", OBS[o].name);
+        }
+        if (rc == 0 && o == OBS_EVENTS_BY_KIND) {
+            const char *kinds[AVI_KIND_COUNT];
+            for (int k = 0; k < AVI_KIND_COUNT; k++) kinds[k] = avi_kind_name((avi_kind)k);
+            if (attr_strings(w->obs_value[o], "kinds", kinds, AVI_KIND_COUNT, 0) < 0)
+                rc = fail(w, AVI_ERR_RUN, "writing /observables/%s kinds failed", OBS[o].name);
+        }
+        H5Gclose(g);
+    }
+    H5Gclose(og);
+    return rc;
+}
+
+static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
+{
+    hid_t pg = group(w, w->file, "parameters");
+    if (pg < 0) return -1;
+    int64_t nv = (int64_t)L->vertex_count;
+    int rc = text_dataset(w, pg, "scene", L->scene_text);
+    if (rc == 0) rc = text_dataset(w, pg, "scene_resolved", L->resolved_text);
+    if (rc == 0) rc = text_dataset(w, pg, "scene_name", L->scene_name);
+    if (rc == 0) rc = text_dataset(w, pg, "integrator", L->integrator);
+    if (rc == 0) rc = text_dataset(w, pg, "program_version", AVI_VERSION_STRING);
+    if (rc == 0) rc = double_dataset(w, pg, "end_time", L->end_time, "s");
+    if (rc == 0) rc = double_dataset(w, pg, "energy_every", L->energy_every, "s");
+    if (rc == 0) rc = double_dataset(w, pg, "frame_every", L->frame_every, "s");
+    if (rc == 0) rc = fixed_dataset(w, pg, "vertex_count", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &nv, "1");
+
+    /* Per-kind time-step ranges: kind[K], min[K], max[K], count[K]. */
+    hid_t tg = rc == 0 ? group(w, pg, "time_step") : -1;
+    if (rc == 0 && tg < 0) rc = -1;
+    if (rc == 0) {
+        const char *kinds[AVI_KIND_COUNT];
+        int64_t count[AVI_KIND_COUNT];
+        for (int k = 0; k < AVI_KIND_COUNT; k++) {
+            kinds[k] = avi_kind_name((avi_kind)k);
+            count[k] = (int64_t)L->potential_count[k];
+        }
+        hsize_t K = AVI_KIND_COUNT;
+        hid_t t = vlen_string_type();
+        rc = fixed_dataset(w, tg, "kind", t, t, 1, &K, kinds, "");
+        H5Tclose(t);
+        if (rc == 0) rc = fixed_dataset(w, tg, "min", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &K, L->dt_min, "s");
+        if (rc == 0) rc = fixed_dataset(w, tg, "max", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &K, L->dt_max, "s");
+        if (rc == 0) rc = fixed_dataset(w, tg, "count", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &K, count, "1");
+    }
+    if (tg >= 0) H5Gclose(tg);
+
+    /* Completion: a fixed-length string, since SWMR writers may overwrite
+     * raw data but may not create attributes or variable-length data. */
+    if (rc == 0) {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        H5Tset_size(t, AVI_H5_COMPLETION_LEN);
+        H5Tset_strpad(t, H5T_STR_NULLTERM);
+        char text[AVI_H5_COMPLETION_LEN] = "running";
+        rc = fixed_dataset(w, pg, "completion", t, t, 0, NULL, text, "");
+        H5Tclose(t);
+        if (rc == 0 && (w->completion = H5Dopen2(pg, "completion", H5P_DEFAULT)) < 0)
+            rc = fail(w, AVI_ERR_RUN, "opening /parameters/completion failed");
+    }
+    H5Gclose(pg);
+    return rc;
+}
+
+static void close_dataset(hid_t *h)
+{
+    if (*h > 0) H5Dclose(*h);
+    *h = 0;
+}
+
+static void close_handles(avi_h5_writer *w)
+{
+    for (int b = 0; w->sets && b < w->body_count; b++) {
+        close_dataset(&w->sets[b].step);
+        close_dataset(&w->sets[b].time);
+        close_dataset(&w->sets[b].position);
+        close_dataset(&w->sets[b].velocity);
+    }
+    for (int o = 0; o < OBS_N; o++) close_dataset(&w->obs_value[o]);
+    close_dataset(&w->obs_step);
+    close_dataset(&w->obs_time);
+    close_dataset(&w->completion);
+}
+
+static void destroy(avi_h5_writer *w)
+{
+    if (!w) return;
+    close_handles(w);
+    if (w->file > 0) H5Fclose(w->file);
+    H5Eclear2(H5E_DEFAULT);
+    for (int b = 0; w->bodies && b < w->body_count; b++) free((char *)w->bodies[b].name);
+    free(w->bodies);
+    free(w->sets);
+    for (int o = 0; o < OBS_N; o++) free(w->row_value[o]);
+    free(w->frame_times);
+    free(w->xdmf_path);
+    free(w->path);
+    free(w);
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int build(avi_h5_writer *w, const avi_h5_layout *L)
+{
+    if (check_layout(w, L)) return -1;
+    w->body_count = L->body_count;
+    w->vertex_count = L->vertex_count;
+    w->bodies = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->bodies);
+    w->sets = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->sets);
+    if (!w->bodies || !w->sets) return fail(w, AVI_ERR_RUN, "out of memory");
+    for (int o = 0; o < OBS_N; o++)
+        if (!(w->row_value[o] = calloc((size_t)ROWS * OBS[o].width, sizeof(cell))))
+            return fail(w, AVI_ERR_RUN, "out of memory");
+    for (int b = 0; b < L->body_count; b++) {
+        w->bodies[b] = L->bodies[b];
+        w->bodies[b].mass = NULL;
+        w->bodies[b].triangles = NULL;
+        w->bodies[b].tets = NULL;
+        if (!(w->bodies[b].name = dup_string(L->bodies[b].name))) return fail(w, AVI_ERR_RUN, "out of memory");
+        w->sets[b].first = L->bodies[b].first_vertex;
+        w->sets[b].count = L->bodies[b].vertex_count;
+    }
+    if (!L->xdmf_path) {
+        size_t n = strlen(L->path) + 8;
+        if (!(w->xdmf_path = malloc(n)) || avi_xdmf_default_path(L->path, w->xdmf_path, n) < 0)
+            return fail(w, AVI_ERR_RUN, "out of memory");
+    } else if (L->xdmf_path[0] && !(w->xdmf_path = dup_string(L->xdmf_path))) {
+        return fail(w, AVI_ERR_RUN, "out of memory");
+    }
+
+    /* 1.10 format: required for SWMR. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) < 0) {
+        if (fapl >= 0) H5Pclose(fapl);
+        return fail(w, AVI_ERR_RUN, "setting up file access failed");
+    }
+    w->file = H5Fcreate(L->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (w->file < 0) fail(w, AVI_ERR_RUN, "creating the file failed");
+    H5Pclose(fapl);
+    if (w->file < 0) return -1;
+    struct stat st;
+    if (stat(L->path, &st) == 0) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+    }
+
+    if (write_h5md(w, L)) return -1;
+    hid_t particles = group(w, w->file, "particles");
+    hid_t connectivity = particles < 0 ? -1 : group(w, w->file, "connectivity");
+    int rc = (particles < 0 || connectivity < 0) ? -1 : 0;
+    for (int b = 0; b < L->body_count && rc == 0; b++)
+        rc = write_body(w, particles, connectivity, &L->bodies[b], &w->sets[b]);
+    if (connectivity >= 0) H5Gclose(connectivity);
+    if (particles >= 0) H5Gclose(particles);
+    if (rc || write_observables(w) || write_parameters(w, L)) return -1;
+
+    if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
+    if (H5Fstart_swmr_write(w->file) < 0) return fail(w, AVI_ERR_RUN, "switching to SWMR writing failed");
+    return 0;
+}
+
+avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err)
+{
+    /* HDF5's exit-time cleanup crashes on a file whose close failed (disk
+     * full); every file here is closed explicitly, so skip it. Effective
+     * only before HDF5's first call in the process. */
+    H5dont_atexit();
+    /* Errors are reported through avi_error, not HDF5's stack printing. */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_h5_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        if (err) {
+            err->status = AVI_ERR_RUN;
+            snprintf(err->message, sizeof err->message, "out of memory creating an output file");
+        }
+        return NULL;
+    }
+    /* HDF5 identifiers are positive: 0 marks a handle not (yet) open. */
+    w->path = dup_string(layout && layout->path ? layout->path : "(no path)");
+    if (!w->path || !layout || build(w, layout)) {
+        if (err) {
+            if (!w->path || !layout) {
+                err->status = layout ? AVI_ERR_RUN : AVI_ERR_INPUT;
+                snprintf(err->message, sizeof err->message, "%s", layout ? "out of memory" : "no output layout given");
+            } else {
+                *err = w->err;
+            }
+        }
+        destroy(w);
+        return NULL;
+    }
+    if (err) {
+        err->status = AVI_OK;
+        err->message[0] = 0;
+    }
+    return w;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int write_rows(avi_h5_writer *w)
+{
+    size_t n = w->rows_pending, old = w->rows_written;
+    if (n == 0) return 0;
+    if (append(w, w->obs_step, H5T_NATIVE_INT64, 1, 0, old, n, w->row_step, "/observables step") ||
+        append(w, w->obs_time, H5T_NATIVE_DOUBLE, 1, 0, old, n, w->row_time, "/observables time"))
+        return -1;
+    for (int o = 0; o < OBS_N; o++)
+        if (append(w, w->obs_value[o], OBS[o].integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, OBS[o].width > 1 ? 2 : 1,
+                   (hsize_t)OBS[o].width, old, n, w->row_value[o], OBS[o].name))
+            return -1;
+    w->rows_written += n;
+    w->rows_pending = 0;
+    return 0;
+}
+
+int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs)
+{
+    if (!w) return -1;
+    if (w->failed) return -1;
+    size_t r = w->rows_pending;
+    w->row_step[r] = step;
+    w->row_time[r] = obs->time;
+    cell **c = w->row_value;
+    c[OBS_KINETIC][r].d = obs->kinetic;
+    c[OBS_ELASTIC][r].d = obs->elastic;
+    c[OBS_CONTACT][r].d = obs->contact;
+    c[OBS_EXTERNAL][r].d = obs->external;
+    c[OBS_TOTAL][r].d = obs->total;
+    for (int k = 0; k < 3; k++) {
+        c[OBS_LINEAR][3 * r + k].d = obs->linear_momentum[k];
+        c[OBS_ANGULAR][3 * r + k].d = obs->angular_momentum[k];
+    }
+    c[OBS_EVENTS][r].i = (int64_t)obs->events_total;
+    c[OBS_ACTIVE][r].i = (int64_t)obs->active_contact_potentials;
+    c[OBS_MIN_DISTANCE][r].d = obs->min_contact_distance;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) c[OBS_EVENTS_BY_KIND][AVI_KIND_COUNT * r + k].i = (int64_t)obs->events[k];
+    w->rows_pending++;
+    return w->rows_pending == ROWS ? write_rows(w) : 0;
+}
+
+int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3], const double (*v)[3])
+{
+    if (!w) return -1;
+    if (w->failed) return -1;
+    if (!x || !v) return fail(w, AVI_ERR_INPUT, "frame %zu has no positions or velocities", w->frames);
+    if (w->frames == w->frame_cap) {
+        size_t cap = w->frame_cap ? 2 * w->frame_cap : 64;
+        double *t = realloc(w->frame_times, cap * sizeof *t);
+        if (!t) return fail(w, AVI_ERR_RUN, "out of memory");
+        w->frame_times = t;
+        w->frame_cap = cap;
+    }
+    size_t f = w->frames;
+    for (int b = 0; b < w->body_count; b++) {
+        const body_sets *S = &w->sets[b];
+        const char *name = w->bodies[b].name;
+        if (append(w, S->step, H5T_NATIVE_INT64, 1, 0, f, 1, &step, name) ||
+            append(w, S->time, H5T_NATIVE_DOUBLE, 1, 0, f, 1, &time, name) ||
+            append(w, S->position, H5T_NATIVE_DOUBLE, 3, S->count, f, 1, x[S->first], name) ||
+            append(w, S->velocity, H5T_NATIVE_DOUBLE, 3, S->count, f, 1, v[S->first], name))
+            return -1;
+    }
+    w->frame_times[f] = time;
+    w->frames++;
+    return 0;
+}
+
+int avi_h5_flush(avi_h5_writer *w)
+{
+    if (!w) return -1;
+    if (w->failed) return -1;
+    if (write_rows(w)) return -1;
+    if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
+    /* Writing on into an unlinked or replaced file would lose the run silently. */
+    struct stat st;
+    if (stat(w->path, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino)
+        return fail(w, AVI_ERR_RUN, "the file was removed or replaced while being written");
+    if (w->xdmf_path && w->frames > w->frames_in_xdmf) {
+        avi_error e;
+        if (avi_xdmf_write(w->xdmf_path, w->path, w->bodies, w->body_count, w->frame_times, w->frames, &e)) {
+            if (!w->failed) {
+                w->failed = 1;
+                w->err = e;
+            }
+            return -1;
+        }
+        w->frames_in_xdmf = w->frames;
+    }
+    return 0;
+}
+
+int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
+{
+    if (!w) {
+        if (err) {
+            err->status = AVI_ERR_INPUT;
+            snprintf(err->message, sizeof err->message, "no output file to close");
+        }
+        return -1;
+    }
+    avi_h5_flush(w);
+    /* The completion state is stored even after a failed write: a run that
+     * failed on a full disk may still get its reason into the file. */
+    char text[AVI_H5_COMPLETION_LEN] = {0};
+    snprintf(text, sizeof text, "%s", completion ? completion : "interrupted");
+    if (w->completion > 0 && w->file > 0) {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        H5Tset_size(t, AVI_H5_COMPLETION_LEN);
+        if (H5Dwrite(w->completion, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text) < 0)
+            fail(w, AVI_ERR_RUN, "writing /parameters/completion failed");
+        H5Tclose(t);
+    }
+    close_handles(w);
+    if (w->file > 0 && H5Fclose(w->file) < 0) fail(w, AVI_ERR_RUN, "closing failed");
+    w->file = 0;
+    int rc = w->failed ? -1 : 0;
+    if (err) {
+        if (w->failed) *err = w->err;
+        else {
+            err->status = AVI_OK;
+            err->message[0] = 0;
+        }
+    }
+    destroy(w);
+    return rc;
+}
+
+const avi_error *avi_h5_error(const avi_h5_writer *w)
+{
+    return &w->err;
+}
+
+size_t avi_h5_row_count(const avi_h5_writer *w)
+{
+    return w->rows_written + w->rows_pending;
+}
+
+size_t avi_h5_frame_count(const avi_h5_writer *w)
+{
+    return w->frames;
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Plots the energies, the relative total-energy drift and the relative
+momentum errors of an avi output file (finished or still being written).
+
+usage: plot_energy.py OUT.h5 [-o OUT.png]
+
+Panels: kinetic, elastic, contact, external and total energy against time;
+(E - E0) / |E0|; |p - p0| / |p0| and |L - L0| / |L0| (absolute values, in
+SI units, where the initial momentum is zero).
+"""
+import argparse
+import os
+import sys
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+import numpy as np  # noqa: E402
+
+ENERGIES = ["kinetic_energy", "elastic_energy", "contact_energy", "external_energy", "total_energy"]
+
+
+def read_series(f, name):
+    ds = f[f"/observables/{name}/value"]
+    ds.refresh()  # SWMR: see rows flushed since the file was opened
+    return ds[()]
+
+
+def relative_change(q):
+    """|q(t) - q(0)| / |q(0)|, or |q(t) - q(0)| (flag False) when q(0) = 0."""
+    q = np.asarray(q, dtype=float)
+    d = q - q[0]
+    d = np.linalg.norm(d, axis=1) if d.ndim == 2 else np.abs(d)
+    q0 = np.linalg.norm(q[0]) if q.ndim == 2 else abs(q[0])
+    if q0 > 0:
+        return d / q0, True
+    return d, False
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("-o", "--output", help="PNG to write (default: FILE with .png)")
+    args = ap.parse_args()
+    out = args.output or os.path.splitext(args.file)[0] + ".png"
+    try:
+        f = h5py.File(args.file, "r", swmr=True)
+    except Exception as e:  # noqa: BLE001 - any failure to open is reported the same way
+        print(f"{args.file}: cannot open ({e})", file=sys.stderr)
+        return 2
+    with f:
+        try:
+            t_ds = f["/observables/total_energy/time"]
+            t_ds.refresh()
+            t = t_ds[()]
+            series = {n: read_series(f, n) for n in ENERGIES}
+            p = read_series(f, "linear_momentum")
+            L = read_series(f, "angular_momentum")
+            scene = f["/parameters/scene_name"][()] if "/parameters/scene_name" in f else b""
+        except KeyError as e:
+            print(f"{args.file}: not an avi output file ({e})", file=sys.stderr)
+            return 2
+    # A live file may have a row more in one dataset than another.
+    n = min([len(t), len(p), len(L)] + [len(v) for v in series.values()])
+    if n == 0:
+        print(f"{args.file}: no rows yet", file=sys.stderr)
+        return 1
+    t = t[:n]
+    if isinstance(scene, bytes):
+        scene = scene.decode("utf-8", "replace")
+
+    fig, ax = plt.subplots(3, 1, figsize=(8, 10), sharex=True)
+    for name in ENERGIES:
+        ax[0].plot(t, series[name][:n], label=name.replace("_energy", ""),
+                   lw=2 if name == "total_energy" else 1)
+    ax[0].set_ylabel("energy [J]")
+    ax[0].legend(loc="best", fontsize="small")
+    ax[0].set_title(f"{scene or os.path.basename(args.file)}: energies")
+
+    e = series["total_energy"][:n]
+    if e[0] != 0:
+        ax[1].plot(t, (e - e[0]) / abs(e[0]))
+        ax[1].set_ylabel("(E - E0) / |E0|")
+    else:
+        ax[1].plot(t, e - e[0])
+        ax[1].set_ylabel("E - E0 [J] (E0 = 0)")
+    ax[1].set_title("total-energy drift")
+    ax[1].axhline(0, color="gray", lw=0.5)
+
+    # Log scale: these errors span decades. |q0| is shown because an error
+    # relative to a nearly vanishing q0 says little.
+    for q, label, unit in ((p[:n], "p", "kg m s-1"), (L[:n], "L", "kg m2 s-1")):
+        d, relative = relative_change(q)
+        q0 = np.linalg.norm(q[0])
+        ax[2].plot(t, np.where(d > 0, d, np.nan),
+                   label=f"|{label} - {label}0| / |{label}0|  (|{label}0| = {q0:.3g} {unit})" if relative
+                   else f"|{label} - {label}0| [{unit}]  ({label}0 = 0)")
+    ax[2].set_yscale("log")
+    ax[2].set_ylabel("momentum error")
+    ax[2].set_xlabel("time [s]")
+    ax[2].legend(loc="best", fontsize="small")
+    ax[2].set_title("linear and angular momentum error")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
