@@ -108,8 +108,11 @@ $(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
 	END { if (NR > 0) print "}," }' $(SCENE_YAML) > $@.tmp && mv $@.tmp $@
 $(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 
+# The default scene, its XDMF sidecar and its energy figure.
+RUN_OUT ?= sphere_plate.h5
 run: all
-	./$(AVI) run $(RUN_ARGS)
+	./$(AVI) run $(RUN_ARGS) -o $(RUN_OUT)
+	/usr/bin/python3 tools/plot_energy.py $(RUN_OUT) -o $(RUN_OUT:.h5=_energy.png)
 
 test: all test-unit test-san test-cli
 

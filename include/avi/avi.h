@@ -5,5 +5,9 @@
 #include "avi/types.h"
 #include "avi/model.h"
 #include "avi/engine.h"
+#include "avi/mesh.h"
+#include "avi/output.h"
+#include "avi/scene.h"
+#include "avi/sync.h"
 
 #endif

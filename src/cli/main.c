@@ -50,7 +50,7 @@ typedef struct {
     double (*x)[3], (*v)[3]; /* frame buffers */
     double end_time;
     int progress;            /* draw a progress line */
-    double wall_start, wall_last_draw, wall_last_flush;
+    double wall_start, wall_last_draw;
     int io_failed;
 } run_state;
 
@@ -69,8 +69,8 @@ static void draw_progress(const avi_engine *e, run_state *rs, double t, int fina
     fflush(stderr);
 }
 
-/* Energies, momenta and counts: one row per energy interval. Rows are
- * flushed to the file at every frame and otherwise at least every second. */
+/* Energies, momenta and counts: one row per energy interval, flushed at
+ * once, so a killed run keeps every row up to its last interval. */
 static int energy_observer(const avi_engine *e, double t, void *user)
 {
     run_state *rs = user;
@@ -80,13 +80,9 @@ static int energy_observer(const avi_engine *e, double t, void *user)
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    double now = wall_now();
-    if (now - rs->wall_last_flush > 1.0) {
-        rs->wall_last_flush = now;
-        if (avi_h5_flush(rs->writer)) {
-            rs->io_failed = 1;
-            return AVI_ERR_RUN;
-        }
+    if (avi_h5_flush(rs->writer)) {
+        rs->io_failed = 1;
+        return AVI_ERR_RUN;
     }
     if (rs->progress) draw_progress(e, rs, t, 0);
     return stop_requested ? EXIT_INTERRUPTED : 0;
@@ -102,7 +98,6 @@ static int frame_observer(const avi_engine *e, double t, void *user)
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    rs->wall_last_flush = wall_now();
     return stop_requested ? EXIT_INTERRUPTED : 0;
 }
 
@@ -238,7 +233,7 @@ static int cmd_run(int argc, char **argv)
     }
     rs.end_time = scene.end_time;
     rs.progress = !a.quiet && isatty(STDERR_FILENO);
-    rs.wall_start = rs.wall_last_flush = wall_now();
+    rs.wall_start = wall_now();
     avi_engine_add_observer(engine, scene.output.energy_every, energy_observer, &rs);
     avi_engine_add_observer(engine, scene.output.frame_every, frame_observer, &rs);
 

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the command-line tests (tests/cli/test_*.sh) against build/avi and ends
+# with one summary line ("N passed, N failed").
+set -u
+cd "$(dirname "$0")/.."
+export AVI="$PWD/build/avi" PYTHON=/usr/bin/python3 ROOT="$PWD"
+pass=0; fail=0; failed=()
+for t in tests/cli/test_*.sh; do
+  start=$EPOCHREALTIME
+  if bash "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=("$t"); fi
+  awk -v a="$start" -v b="$EPOCHREALTIME" -v n="$(basename "$t")" 'BEGIN{printf "  [%s] %.1fs\n", n, b-a}'
+done
+[ ${#failed[@]} -gt 0 ] && printf 'FAILED: %s\n' "${failed[@]}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
