@@ -14,8 +14,8 @@ WARN     := -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implic
 DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 PKGS     := hdf5 yaml-0.1 jemalloc
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl
-SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lm
+DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig
+SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 INCLUDES := -Iinclude -Isrc
 ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
@@ -46,11 +46,12 @@ all: deps $(LIB) $(AVI)
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
 APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
-            libyaml-dev python3 python3-h5py python3-numpy python3-matplotlib
+            libyaml-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
 deps:
 	@missing=""; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
+	[ -f /usr/include/suitesparse/cholmod.h ] || missing="$$missing libsuitesparse-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing missing dependencies:$$missing"; \

@@ -51,15 +51,26 @@
  *                         avi_mesh_jitter_interior
  *                   or particles: [{x: [3], v: [3] (default 0), mass > 0
  *                         (optional only for pinned particles), pinned:
- *                         bool (default false)}]
+ *                         bool (default false), constraint (optional,
+ *                         unpinned particles): {sphere: {center: [3],
+ *                         radius > 0}} or {circle: {center: [3], radius > 0,
+ *                         normal: [3] non-zero}}: the particle stays on it}]
  *                      with optional springs: [{a, b, stiffness, rest}]
  *                         (rest >= 0; default: the rest distance;
  *                         stiffness defaults to the body's spring
  *                         material's stiffness)
+ *                      and optional links: [{a, b, length}]: rigid links
+ *                         |x_b - x_a| = length (> 0; default: the initial
+ *                         distance), not both ends pinned
+ *                      Constraints (links, sphere, circle) are enforced
+ *                      with Lagrange multipliers by the synchronous
+ *                      integrators; the avi integrator refuses them.
  *                   material: required for mesh bodies; for particle bodies
  *                         optional and of model spring
  *                   translate: [3], default 0 (added to rest positions)
  *                   velocity: [3], default 0 (added to every vertex)
+ *                   angular_velocity: [3], default 0: w x (x - c) added to
+ *                         every vertex's velocity, c the rest centroid
  *                   initial: {scale: s > 0}, default 1: initial positions
  *                         c + s (X - c) about the rest centroid c
  *                   pinned: {box: [[min], [max]]} (rest positions, after
@@ -141,11 +152,28 @@ typedef struct {
     uint64_t seed;
 } avi_scene_mesh;
 
+typedef enum { AVI_SURFACE_NONE = 0, AVI_SURFACE_SPHERE, AVI_SURFACE_CIRCLE } avi_surface_kind;
+
+/* A surface a particle is constrained to: a sphere, or a circle (the
+ * sphere's intersection with the plane through center with this normal). */
+typedef struct {
+    avi_surface_kind kind;
+    double center[3];
+    double radius;
+    double normal[3]; /* circle */
+} avi_scene_surface;
+
 typedef struct {
     double x[3], v[3];
     double mass; /* 0 only when pinned */
     int pinned;
+    avi_scene_surface constraint;
 } avi_scene_particle;
+
+typedef struct {
+    uint32_t a, b;
+    double length; /* < 0: the initial distance */
+} avi_scene_link;
 
 typedef struct {
     uint32_t a, b;
@@ -162,9 +190,12 @@ typedef struct {
     avi_scene_particle *particles;
     size_t spring_count;
     avi_scene_spring *springs;
+    size_t link_count;
+    avi_scene_link *links;
     int material; /* index into avi_scene.materials; -1: none */
     double translate[3];
     double velocity[3];
+    double angular_velocity[3];
     double scale;
     avi_pin_kind pin;
     double pin_box[2][3];

@@ -2,30 +2,112 @@
  * output as the AVI (Kharevych et al. 2006). An engine created here advances
  * every vertex with one global step h; avi_engine_advance, _run, _observe and
  * _state_at work on it unchanged. Event counts count one event per potential
- * per step, so they compare directly with the AVI's. */
+ * per step, so they compare directly with the AVI's.
+ *
+ * Integrators (avi_integrator_type):
+ *   sync-explicit   alpha = 0 discrete Hamilton-Pontryagin update: symplectic
+ *                   Euler in leapfrog form with a half first kick (equal to
+ *                   the AVI at a common step)
+ *   sync-implicit   alpha in (0, 1]: v_{k+1} minimizes the Lilyan
+ *                   (Kharevych et al. eq. 10 and section 5.3) by Newton's
+ *                   method with a line search on the Lilyan
+ *   sync-rootfind   the same equations solved as root finding on the
+ *                   stationarity residual (eq. 7), Newton with a line search
+ *                   on the merit |r|^2 / 2: the baseline of section 5.4
+ *   explicit-euler, implicit-euler: non-symplectic baselines
+ *
+ * State after a step: the explicit update keeps the AVI's convention (x at
+ * the last kick time, v the mid-step velocity, drifted lazily). Every other
+ * integrator leaves x = q_{k+1}, tau = t_{k+1} and v = p_{k+1} / m, the
+ * discrete momentum at t_{k+1} (for the Euler baselines simply v_{k+1}): at
+ * output times on the step grid the observers then read the discrete state
+ * (q_k, p_k), whose momenta are the conserved ones and whose energy is the
+ * one with no drift; between grid times x + (T - tau) v extrapolates. */
 #ifndef AVI_SYNC_H
 #define AVI_SYNC_H
 
 #include "avi/engine.h"
 #include "avi/scene.h"
 
+/* Linear solver of the Newton steps. */
+typedef enum {
+    AVI_SOLVER_CHOLMOD = 0, /* sparse Cholesky (SuiteSparse CHOLMOD); LDL^T for indefinite root finding */
+    AVI_SOLVER_PCG = 1      /* Jacobi-preconditioned conjugate gradient, inexact Newton */
+} avi_linear_solver;
+
+/* Holonomic constraints g(q) = 0 (Kharevych et al. section 3.5), each
+ * written as a length so that tolerances are relative to `length`. */
+typedef enum {
+    AVI_CONSTRAINT_LINK = 0,   /* |x_b - x_a| - length */
+    AVI_CONSTRAINT_SPHERE = 1, /* |x_a - center| - length */
+    AVI_CONSTRAINT_PLANE = 2   /* n.(x_a - center) / |n|; length: the scale of tolerances */
+} avi_constraint_kind;
+
+typedef struct {
+    avi_constraint_kind kind;
+    uint32_t a, b;     /* vertices (b: links only) */
+    double length;     /* > 0 */
+    double center[3];  /* sphere center, or a point of the plane */
+    double normal[3];  /* plane normal, non-zero */
+} avi_constraint;
+
 typedef struct {
     avi_integrator_type type; /* any but AVI_INTEGRATOR_AVI */
     double h;                 /* global step; <= 0: the smallest potential step of the model */
-    double alpha;             /* sync-implicit, in (0, 1] */
-    double tolerance;         /* implicit solves: residual tolerance */
-    int max_iterations;       /* implicit solves: Newton iterations per step */
-    double damping;           /* damping coefficient (Kharevych et al. section 5.2) */
+    double alpha;             /* sync-implicit, in [0, 1] (0 solves the explicit update implicitly in damping) */
+    double tolerance;         /* Newton: relative residual; constraints: |g| / length */
+    int max_iterations;       /* Newton iterations per step */
+    double damping;           /* k_D >= 0 in seconds (Kharevych et al. section 5.2) */
+    avi_linear_solver linear_solver;
+    const avi_constraint *constraints; /* copied by avi_engine_create_sync */
+    size_t constraint_count;
 } avi_sync_options;
 
 /* Defaults: sync-explicit, h from the model, alpha 0.5, tolerance 1e-10,
- * 50 Newton iterations, no damping. */
+ * 50 Newton iterations, no damping, CHOLMOD, no constraints. */
 avi_sync_options avi_default_sync_options(void);
 
-/* A synchronous engine over a finalized model. NULL on error, err filled. */
+/* A synchronous engine over a finalized model. NULL on error, err filled.
+ * Constraints must hold at the initial positions (to tolerance * length)
+ * and are refused by the Euler baselines only when they cannot be
+ * projected; pinned vertices may appear in them. */
 avi_engine *avi_engine_create_sync(avi_model *model, const avi_sync_options *options, avi_error *err);
 
 /* The global step of a synchronous engine (0 for an AVI engine). */
 double avi_engine_sync_step(const avi_engine *engine);
+
+/* Damping coefficient k_D (s) of Kharevych et al. section 5.2: each elastic
+ * potential's energy measured from the stencil's previous configuration
+ * (x - dt v) to the current one x acts as a dissipation potential. For an
+ * AVI engine the impulse is applied in each potential's event; k_D = 0 costs
+ * nothing. Linear and angular momentum are preserved. Returns AVI_OK, or
+ * AVI_ERR_INPUT for a negative or non-finite k_D. */
+int avi_engine_set_damping(avi_engine *engine, double kd);
+
+/* Counters of a synchronous engine (all zero for an AVI engine). */
+typedef struct {
+    uint64_t steps;
+    uint64_t newton_iterations;
+    uint64_t linear_iterations;   /* PCG iterations, or solves with a factorization */
+    uint64_t factorizations;
+    uint64_t energy_evaluations;  /* objective values (line search on the Lilyan) */
+    uint64_t gradient_evaluations;/* residuals */
+    uint64_t hessian_assemblies;
+    uint64_t backtracks;          /* line-search step halvings */
+    uint64_t psd_fallbacks;       /* Newton matrices rebuilt with per-element PSD projection */
+    uint64_t indefinite_solves;   /* root finding with an LDL^T of an indefinite Jacobian */
+    uint64_t constraint_iterations;
+    double max_constraint_violation; /* largest |g| / length after any step */
+} avi_sync_stats;
+
+void avi_engine_sync_stats(const avi_engine *engine, avi_sync_stats *out);
+
+/* The engine a scene asks for: the AVI (with the scene's damping) or a
+ * synchronous engine with the scene's alpha, tolerance, damping and the
+ * particle bodies' constraints (links, spheres, circles; `info` gives the
+ * vertex offsets of the bodies). The AVI refuses constraints. NULL on error,
+ * with err filled ("scene: bodies.i.links.j: problem"). */
+avi_engine *avi_engine_create_for_scene(const avi_scene *scene, const avi_scene_bodies *info, avi_model *model,
+                                        avi_error *err);
 
 #endif

@@ -160,12 +160,6 @@ static int cmd_run(int argc, char **argv)
     }
     free(a.sets);
     const char *out = a.out ? a.out : scene.output.file;
-    if (scene.integrator.type != AVI_INTEGRATOR_AVI) {
-        fprintf(stderr, "avi: %s: integrator '%s' is not available in this version (use avi)\n", scene.source,
-                avi_integrator_name(scene.integrator.type));
-        avi_scene_free(&scene);
-        return AVI_ERR_INPUT;
-    }
     avi_model *model = NULL;
     avi_scene_bodies info = {0, NULL};
     if (avi_scene_build(&scene, &model, &info, &err)) {
@@ -219,7 +213,7 @@ static int cmd_run(int argc, char **argv)
         layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
         avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
     }
-    engine = avi_engine_create(model, &err);
+    engine = avi_engine_create_for_scene(&scene, &info, model, &err);
     if (!engine) {
         fprintf(stderr, "avi: %s\n", err.message);
         rc = err.status ? (int)err.status : AVI_ERR_RUN;

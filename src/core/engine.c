@@ -1,6 +1,7 @@
 /* The AVI event loop (Lew, Marsden, Ortiz, West 2003): pop the earliest
  * potential, drift its stencil to the event time, kick, reschedule. */
 #include "core/engine_internal.h"
+#include "sync/damping.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -97,6 +98,15 @@ static inline double kick(avi_vertex *V, const uint32_t *idx, int n, double w, c
     return sum;
 }
 
+/* Damping impulse (Kharevych et al. 2006 sec. 5.2) folded into the gradient:
+ * g += (k_D / dt) grad_B D(x - dt v, x), so that the kick applies k_D grad D. */
+static void damp(const avi_vertex *V, avi_kind kind, int n, const void *rec, const uint32_t *v, double x[][3], double dt,
+                 double kd, double g[][3])
+{
+    avi_elem el = {kind, n, v, rec};
+    avi_damping_add(&el, V, (const double (*)[3])x, dt, kd / dt, g);
+}
+
 static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
 {
     char verts[96] = "";
@@ -113,6 +123,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_event_queue *q = &e->queue;
+    const double kd = e->damping;
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
     while (q->size > 0) {
@@ -132,6 +143,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             v = p->v; n = 4; dt = p->dt;
             drift(V, v, 4, ev.t, x);
             avi_tet_gradient(p, (const double (*)[3])x, g);
+            if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, v, x, dt, kd, g);
             sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
             break;
         }
@@ -140,6 +152,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             v = p->v; n = 3; dt = p->dt;
             drift(V, v, 3, ev.t, x);
             avi_membrane_gradient(p, (const double (*)[3])x, g);
+            if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, v, x, dt, kd, g);
             sum = kick(V, v, 3, half * dt, (const double (*)[3])g);
             break;
         }
@@ -148,6 +161,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             v = p->v; n = 4; dt = p->dt;
             drift(V, v, 4, ev.t, x);
             avi_hinge_gradient(p, (const double (*)[3])x, g);
+            if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, v, x, dt, kd, g);
             sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
             break;
         }
@@ -156,6 +170,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             v = p->v; n = 2; dt = p->dt;
             drift(V, v, 2, ev.t, x);
             avi_spring_gradient(p, (const double (*)[3])x, g);
+            if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, v, x, dt, kd, g);
             sum = kick(V, v, 2, half * dt, (const double (*)[3])g);
             break;
         }

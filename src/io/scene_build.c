@@ -191,6 +191,14 @@ static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int bo
             x[k] = centroid[k] + b->scale * (rest[v][k] - centroid[k]);
             if (!pinned[v]) u[k] = b->velocity[k] + (vel ? vel[v][k] : 0.0);
         }
+        if (!pinned[v]) {
+            /* angular_velocity: w x (x - c) about the rest centroid. */
+            const double *w = b->angular_velocity;
+            double r[3] = {x[0] - centroid[0], x[1] - centroid[1], x[2] - centroid[2]};
+            u[0] += w[1] * r[2] - w[2] * r[1];
+            u[1] += w[2] * r[0] - w[0] * r[2];
+            u[2] += w[0] * r[1] - w[1] * r[0];
+        }
         if (avi_model_set_state(c->m, (uint32_t)id, x, u) || (pinned[v] && avi_model_pin(c->m, (uint32_t)id))) {
             rc = model_fail(c);
             goto done;

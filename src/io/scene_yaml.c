@@ -332,10 +332,14 @@ static const struct {
     {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness"},
-    {"bodies.#", "name mesh particles springs material translate velocity initial pinned time_step"},
+    {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
     {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed"},
-    {"bodies.#.particles.#", "x v mass pinned"},
+    {"bodies.#.particles.#", "x v mass pinned constraint"},
+    {"bodies.#.particles.#.constraint", "sphere circle"},
+    {"bodies.#.particles.#.constraint.sphere", "center radius"},
+    {"bodies.#.particles.#.constraint.circle", "center radius normal"},
     {"bodies.#.springs.#", "a b stiffness rest"},
+    {"bodies.#.links.#", "a b length"},
     {"bodies.#.initial", "scale"},
     {"bodies.#.pinned", "box indices"},
     {"bodies.#.time_step", "fixed"},
@@ -971,6 +975,80 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
     return 0;
 }
 
+/* A particle's optional constraint: {sphere: {center, radius}} or
+ * {circle: {center, radius, normal}}. */
+static int load_particle_constraint(vctx *c, const ynode *p, const char *path, avi_scene_particle *q)
+{
+    const ynode *m;
+    char base[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+    if (mapping(c, p, path, "constraint", 0, &m)) return AVI_ERR_INPUT;
+    if (!m) return 0;
+    join(base, path, "constraint");
+    if (check_keys(c, m, base, avi_scene_schema_keys("bodies.#.particles.#.constraint"))) return AVI_ERR_INPUT;
+    if (q->pinned) return vfail(c, m, base, "a pinned particle takes no constraint");
+    if (m->n != 1) return vfail(c, m, base, "expected one of {sphere: {...}} or {circle: {...}}");
+    int circle = map_get(m, "circle") != NULL;
+    const ynode *s;
+    if (mapping(c, m, base, circle ? "circle" : "sphere", 1, &s)) return AVI_ERR_INPUT;
+    join(sub, base, circle ? "circle" : "sphere");
+    if (check_keys(c, s, sub,
+                   avi_scene_schema_keys(circle ? "bodies.#.particles.#.constraint.circle"
+                                                : "bodies.#.particles.#.constraint.sphere")))
+        return AVI_ERR_INPUT;
+    avi_scene_surface *f = &q->constraint;
+    f->kind = circle ? AVI_SURFACE_CIRCLE : AVI_SURFACE_SPHERE;
+    if (vec3(c, s, sub, "center", 1, f->center) || num(c, s, sub, "radius", 1, R_POS, &f->radius)) return AVI_ERR_INPUT;
+    if (circle) {
+        if (vec3(c, s, sub, "normal", 1, f->normal)) return AVI_ERR_INPUT;
+        if (!(f->normal[0] != 0.0 || f->normal[1] != 0.0 || f->normal[2] != 0.0)) {
+            char np[PATH_MAX_LEN];
+            join(np, sub, "normal");
+            return vfail(c, map_get(s, "normal"), np, "must not be zero");
+        }
+    }
+    return 0;
+}
+
+/* A particle body's optional rigid links: [{a, b, length}]. */
+static int load_links(vctx *c, const ynode *body, const char *base, avi_scene_body *b)
+{
+    char pbase[PATH_MAX_LEN], path[PATH_MAX_LEN], kp[PATH_MAX_LEN];
+    const ynode *ls = map_get(body, "links");
+    if (!ls) return 0;
+    join(pbase, base, "links");
+    if (ls->kind != YN_SEQ) return expected(c, ls, pbase, "a sequence of links");
+    if (ls->n == 0) return 0;
+    b->links = calloc(ls->n, sizeof *b->links);
+    if (!b->links) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    b->link_count = ls->n;
+    for (size_t i = 0; i < ls->n; i++) {
+        const ynode *p = ls->items[i];
+        avi_scene_link *q = &b->links[i];
+        join_index(path, pbase, i);
+        if (p->kind != YN_MAP) return expected(c, p, path, "a mapping {a, b, length}");
+        if (check_keys(c, p, path, avi_scene_schema_keys("bodies.#.links.#"))) return AVI_ERR_INPUT;
+        long long ab[2];
+        const char *ends[2] = {"a", "b"};
+        for (int k = 0; k < 2; k++) {
+            if (integer(c, p, path, ends[k], 1, 0, UINT32_MAX, &ab[k])) return AVI_ERR_INPUT;
+            if (ab[k] >= (long long)b->particle_count) {
+                join(kp, path, ends[k]);
+                return vfail(c, map_get(p, ends[k]), kp, "particle %lld out of range (the body has %zu particles)",
+                             ab[k], b->particle_count);
+            }
+        }
+        join(kp, path, "b");
+        if (ab[0] == ab[1]) return vfail(c, map_get(p, "b"), kp, "a link joins two different particles (a = b = %lld)", ab[0]);
+        if (b->particles[ab[0]].pinned && b->particles[ab[1]].pinned)
+            return vfail(c, p, path, "both ends of a link are pinned");
+        q->a = (uint32_t)ab[0];
+        q->b = (uint32_t)ab[1];
+        q->length = -1.0;
+        if (num(c, p, path, "length", 0, R_POS, &q->length)) return AVI_ERR_INPUT;
+    }
+    return 0;
+}
+
 static int load_particles(vctx *c, const ynode *body, const char *base, avi_scene_body *b, double default_k)
 {
     char pbase[PATH_MAX_LEN], path[PATH_MAX_LEN];
@@ -990,7 +1068,9 @@ static int load_particles(vctx *c, const ynode *body, const char *base, avi_scen
         if (vec3(c, p, path, "x", 1, q->x) || vec3(c, p, path, "v", 0, q->v) || boolean(c, p, path, "pinned", &q->pinned) ||
             num(c, p, path, "mass", !q->pinned, R_POS, &q->mass))
             return AVI_ERR_INPUT;
+        if (load_particle_constraint(c, p, path, q)) return AVI_ERR_INPUT;
     }
+    if (load_links(c, body, base, b)) return AVI_ERR_INPUT;
     const ynode *ss = map_get(body, "springs");
     if (!ss) return 0;
     join(pbase, base, "springs");
@@ -1113,6 +1193,7 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
         }
 
     const ynode *mesh = map_get(body, "mesh"), *parts = map_get(body, "particles"), *springs = map_get(body, "springs");
+    const ynode *links = map_get(body, "links");
     if (mesh && parts) {
         join(path, base, "particles");
         return vfail(c, parts, path, "a body has a mesh or particles, not both");
@@ -1124,6 +1205,10 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
     if (springs && !parts) {
         join(path, base, "springs");
         return vfail(c, springs, path, "springs belong to particle bodies (a mesh body's springs come from a spring material)");
+    }
+    if (links && !parts) {
+        join(path, base, "links");
+        return vfail(c, links, path, "links belong to particle bodies");
     }
 
     const ynode *mat = map_get(body, "material");
@@ -1165,7 +1250,8 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
         if (load_particles(c, body, base, b, material ? material->stiffness : 0.0)) return AVI_ERR_INPUT;
     }
 
-    if (vec3(c, body, base, "translate", 0, b->translate) || vec3(c, body, base, "velocity", 0, b->velocity))
+    if (vec3(c, body, base, "translate", 0, b->translate) || vec3(c, body, base, "velocity", 0, b->velocity) ||
+        vec3(c, body, base, "angular_velocity", 0, b->angular_velocity))
         return AVI_ERR_INPUT;
     const ynode *init;
     if (mapping(c, body, base, "initial", 0, &init)) return AVI_ERR_INPUT;
@@ -1312,6 +1398,7 @@ void avi_scene_free(avi_scene *s)
         free(b->mesh.file);
         free(b->particles);
         free(b->springs);
+        free(b->links);
         free(b->pin_indices);
     }
     free(s->bodies);
@@ -1593,7 +1680,20 @@ static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
                 sb_printf(b, ", mass: ");
                 sb_num(b, p->mass);
             }
-            sb_printf(b, ", pinned: %s}\n", p->pinned ? "true" : "false");
+            sb_printf(b, ", pinned: %s", p->pinned ? "true" : "false");
+            if (p->constraint.kind != AVI_SURFACE_NONE) {
+                int circle = p->constraint.kind == AVI_SURFACE_CIRCLE;
+                sb_printf(b, ", constraint: {%s: {center: ", circle ? "circle" : "sphere");
+                sb_vec(b, p->constraint.center);
+                sb_printf(b, ", radius: ");
+                sb_num(b, p->constraint.radius);
+                if (circle) {
+                    sb_printf(b, ", normal: ");
+                    sb_vec(b, p->constraint.normal);
+                }
+                sb_printf(b, "}}");
+            }
+            sb_printf(b, "}\n");
         }
         if (body->spring_count) sb_printf(b, "    springs:\n");
         for (size_t i = 0; i < body->spring_count; i++) {
@@ -1603,6 +1703,16 @@ static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
             if (p->rest >= 0.0) {
                 sb_printf(b, ", rest: ");
                 sb_num(b, p->rest);
+            }
+            sb_printf(b, "}\n");
+        }
+        if (body->link_count) sb_printf(b, "    links:\n");
+        for (size_t i = 0; i < body->link_count; i++) {
+            const avi_scene_link *p = &body->links[i];
+            sb_printf(b, "      - {a: %u, b: %u", p->a, p->b);
+            if (p->length > 0.0) {
+                sb_printf(b, ", length: ");
+                sb_num(b, p->length);
             }
             sb_printf(b, "}\n");
         }
@@ -1616,6 +1726,10 @@ static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
     sb_vec(b, body->translate);
     sb_printf(b, "\n    velocity: ");
     sb_vec(b, body->velocity);
+    if (body->angular_velocity[0] != 0.0 || body->angular_velocity[1] != 0.0 || body->angular_velocity[2] != 0.0) {
+        sb_printf(b, "\n    angular_velocity: ");
+        sb_vec(b, body->angular_velocity);
+    }
     sb_printf(b, "\n    initial: {scale: ");
     sb_num(b, body->scale);
     sb_printf(b, "}\n");

@@ -14,6 +14,7 @@ avi_sync_options avi_default_sync_options(void)
     o.alpha = 0.5;
     o.tolerance = 1e-10;
     o.max_iterations = 50;
+    o.linear_solver = AVI_SOLVER_CHOLMOD;
     return o;
 }
 
@@ -26,12 +27,41 @@ static avi_engine *fail(avi_error *err, avi_status st, const char *msg)
     return NULL;
 }
 
+/* Arrays of the Newton solves, from one allocation. */
+static int alloc_work(struct avi_sync *s, size_t nv, size_t nc)
+{
+    size_t n = nv ? nv : 1;
+    size_t count = 10 * n + 5 * n + nc * n;
+    s->block = calloc(3 * count, sizeof(double));
+    if (!s->block) return -1;
+    double (*p)[3] = (double (*)[3])s->block;
+    s->q0 = p; p += n;
+    s->v = p; p += n;
+    s->b = p; p += n;
+    s->r = p; p += n;
+    s->d = p; p += n;
+    s->xa = p; p += n;
+    s->xb = p; p += n;
+    s->vt = p; p += n;
+    s->rt = p; p += n;
+    s->ab = p; p += n;
+    s->w = p; p += 5 * n;
+    s->cols = p;
+    return 0;
+}
+
 avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, avi_error *err)
 {
     if (!m || !m->finalized) return fail(err, AVI_ERR_INPUT, "synchronous engine needs a finalized model");
     avi_sync_options o = opt ? *opt : avi_default_sync_options();
-    if (o.type != AVI_INTEGRATOR_SYNC_EXPLICIT)
-        return fail(err, AVI_ERR_INPUT, "this synchronous integrator is not available in this version");
+    if (o.type <= AVI_INTEGRATOR_AVI || o.type >= AVI_INTEGRATOR_COUNT)
+        return fail(err, AVI_ERR_INPUT, "not a synchronous integrator type");
+    if (!(o.alpha >= 0.0 && o.alpha <= 1.0)) return fail(err, AVI_ERR_INPUT, "alpha must be in [0, 1]");
+    if (!(o.tolerance > 0.0) || !isfinite(o.tolerance)) return fail(err, AVI_ERR_INPUT, "tolerance must be positive");
+    if (o.max_iterations < 1) return fail(err, AVI_ERR_INPUT, "max_iterations must be at least 1");
+    if (!(o.damping >= 0.0) || !isfinite(o.damping)) return fail(err, AVI_ERR_INPUT, "damping must be >= 0 and finite");
+    if ((unsigned)o.linear_solver > AVI_SOLVER_PCG) return fail(err, AVI_ERR_INPUT, "unknown linear solver");
+    if (o.constraint_count && !o.constraints) return fail(err, AVI_ERR_INPUT, "constraint_count without constraints");
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -48,35 +78,98 @@ avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, av
     avi_engine *e = calloc(1, sizeof *e);
     struct avi_sync *s = calloc(1, sizeof *s);
     if (s) s->force = malloc((m->nv ? m->nv : 1) * sizeof *s->force);
-    if (!e || !s || !s->force) {
+    if (!e || !s || !s->force || alloc_work(s, m->nv, o.constraint_count)) {
         free(e);
-        if (s) free(s->force);
+        if (s) {
+            free(s->force);
+            free(s->block);
+        }
         free(s);
         return fail(err, AVI_ERR_RUN, "out of memory");
     }
-    s->opt = o;
     e->model = m;
     e->sync = s;
+    e->damping = o.damping;
+    avi_error local;
+    if (avi_constraints_init(&s->con, o.constraints, o.constraint_count, m, &local)) {
+        avi_engine_destroy(e);
+        return fail(err, local.status, local.message);
+    }
+    o.constraints = NULL; /* copied into s->con */
+    s->opt = o;
+    if (s->con.n) {
+        for (size_t i = 0; i < m->nv; i++) v3_copy(s->q0[i], m->vert[i].x);
+        double g = avi_constraints_violation(&s->con, (const double (*)[3])s->q0);
+        if (!(g <= 1e-6)) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the initial positions violate a constraint (|g| / length = %.3g)", g);
+            avi_engine_destroy(e);
+            return fail(err, AVI_ERR_INPUT, msg);
+        }
+    }
+    int newton = o.type == AVI_INTEGRATOR_SYNC_IMPLICIT || o.type == AVI_INTEGRATOR_SYNC_ROOTFIND ||
+                 o.type == AVI_INTEGRATOR_IMPLICIT_EULER;
+    if (newton && !(s->A = avi_sync_matrix_create(m, s->con.c, s->con.n))) {
+        avi_engine_destroy(e);
+        return fail(err, AVI_ERR_RUN, "out of memory");
+    }
     return e;
 }
 
 void avi_sync_destroy(struct avi_sync *s)
 {
     if (!s) return;
+    avi_sync_matrix_destroy(s->A);
+    avi_constraints_free(&s->con);
     free(s->force);
+    free(s->block);
     free(s);
 }
 
 double avi_engine_sync_step(const avi_engine *e) { return e->sync ? e->sync->opt.h : 0.0; }
 
+int avi_engine_set_damping(avi_engine *e, double kd)
+{
+    if (!(kd >= 0.0) || !isfinite(kd)) {
+        e->err.status = AVI_ERR_INPUT;
+        snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
+        return AVI_ERR_INPUT;
+    }
+    e->damping = kd;
+    if (e->sync) e->sync->opt.damping = kd;
+    return AVI_OK;
+}
+
+void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
+{
+    if (e->sync) *out = e->sync->stats;
+    else memset(out, 0, sizeof *out);
+}
+
 int avi_sync_advance(avi_engine *e, double t_stop)
 {
     struct avi_sync *s = e->sync;
-    while ((double)s->step * s->opt.h < t_stop) {
-        int rc = avi_sync_step_explicit(e, s);
+    double h = s->opt.h;
+    int explicit = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT;
+    for (;;) {
+        /* The explicit update kicks at t_k and drifts lazily, like the AVI:
+         * it runs every kick with t_k < t_stop. The others land on t_{k+1}
+         * and run every step with t_{k+1} <= t_stop, allowing for round-off
+         * in output times, so that an output time on the grid reads
+         * (q_k, p_k) itself. */
+        if (explicit ? !((double)s->step * h < t_stop) : !((double)(s->step + 1) * h <= t_stop + 1e-9 * h)) break;
+        int rc;
+        switch (s->opt.type) {
+        case AVI_INTEGRATOR_SYNC_EXPLICIT: rc = avi_sync_step_explicit(e, s); break;
+        case AVI_INTEGRATOR_SYNC_IMPLICIT:
+        case AVI_INTEGRATOR_SYNC_ROOTFIND: rc = avi_sync_step_lilyan(e, s); break;
+        case AVI_INTEGRATOR_EXPLICIT_EULER: rc = avi_sync_step_explicit_euler(e, s); break;
+        default: rc = avi_sync_step_implicit_euler(e, s); break;
+        }
         if (rc != AVI_OK) return rc;
         for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += avi_model_potential_count(e->model, (avi_kind)k);
         s->step++;
+        s->stats.steps++;
     }
     if (t_stop > e->time) e->time = t_stop;
     return AVI_OK;

@@ -4,16 +4,125 @@
 
 #include "avi/sync.h"
 #include "core/engine_internal.h"
+#include "sync/damping.h"
+
+/* A symmetric matrix over the model's vertices in 3x3 blocks: one block per
+ * vertex pair sharing a potential (row <= column), sorted by (column, row).
+ * Rows and columns of pinned vertices hold the identity. */
+typedef struct avi_sync_matrix avi_sync_matrix;
+
+avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint *c, size_t nc);
+/* A += s [P, -P; -P, P] on vertices (i, j) (a link's curvature), or s P on
+ * (i, i) when j == i; pinned rows are skipped. */
+void avi_sync_matrix_add_pair(avi_sync_matrix *A, uint32_t i, uint32_t j, double s, const double P[3][3]);
+void avi_sync_matrix_destroy(avi_sync_matrix *A);
+/* A = diag(mass) (identity on pinned vertices). */
+void avi_sync_matrix_set_mass(avi_sync_matrix *A, const avi_model *m);
+/* A += s * He for the e-th elastic potential's (3n)^2 matrix He. */
+void avi_sync_matrix_add_elem(avi_sync_matrix *A, const avi_model *m, size_t e, double s, const double *He);
+/* y = A x over [nv][3] arrays. */
+void avi_sync_matrix_apply(const avi_sync_matrix *A, const double (*x)[3], double (*y)[3]);
+/* Factorizes A. ldl: allow an indefinite A (LDL^T). Returns 0, 1 when A is
+ * not positive definite (and ldl is off), -1 on failure. */
+int avi_sync_matrix_factor(avi_sync_matrix *A, int ldl);
+/* Solves A x = b with the last factorization. 0 or -1. */
+int avi_sync_matrix_solve(avi_sync_matrix *A, const double (*b)[3], double (*x)[3]);
+/* Jacobi-preconditioned CG to |r| <= rtol |b|; stops at negative curvature
+ * (returning the iterate so far, or -b scaled when there is none). Returns
+ * iterations. */
+int avi_sync_matrix_pcg(const avi_sync_matrix *A, const double (*b)[3], double (*x)[3], double rtol, int maxit,
+                        double (*work)[3]);
+
+/* Projects a symmetric n x n matrix (row-major) onto the positive
+ * semi-definite cone by clamping negative eigenvalues (cyclic Jacobi). */
+void avi_psd_project(double *H, int n);
+
+/* Holonomic constraints (constraints.c). */
+typedef struct {
+    size_t n;
+    avi_constraint *c;
+    /* dense work: m x m matrix, pivots, vectors */
+    double *J, *r, *mu, *dmu;
+    int *piv;
+    double (*grad_z)[2][3]; /* constraint gradients at the direction positions */
+} avi_sync_constraints;
+
+int avi_constraints_init(avi_sync_constraints *C, const avi_constraint *c, size_t n, const avi_model *m,
+                         avi_error *err);
+void avi_constraints_free(avi_sync_constraints *C);
+/* g_i(x) / length_i, worst absolute value. */
+double avi_constraints_violation(const avi_sync_constraints *C, const double (*x)[3]);
+/* Finds mu with g(y + h (v + M^-1 G(z)^T mu)) = 0 and adds M^-1 G(z)^T mu to
+ * v. Returns Newton iterations (>= 0) or -1 when it does not converge. */
+int avi_constraints_solve(avi_sync_constraints *C, const avi_model *m, const double (*y)[3], const double (*z)[3],
+                          double h, double (*v)[3], double tol, int maxit);
+/* Removes from v its component normal to the constraints at x (M-orthogonal
+ * projection onto G(x) v = 0). 0 or -1. */
+int avi_constraints_project_velocity(avi_sync_constraints *C, const avi_model *m, const double (*x)[3],
+                                     double (*v)[3]);
+/* Adds the constraint forces G(x)^T lambda that keep the acceleration on
+ * the constraints (G M^-1 (f + G^T lambda) + v.Hess g.v = 0) to f. 0 or -1. */
+int avi_constraints_add_force(avi_sync_constraints *C, const avi_model *m, const double (*x)[3], const double (*v)[3],
+                              double (*f)[3]);
+/* Hess g = [P, -P; -P, P] for a link, P for a sphere, 0 for a plane. */
+void avi_constraint_curvature(const avi_constraint *c, const double (*x)[3], double P[3][3]);
+/* Gradients of every constraint at x into C->grad_z. */
+void avi_constraints_gradients(avi_sync_constraints *C, const double (*x)[3]);
+/* out[i] = G_i(x) . w (w a [nv][3] array), using gradients at x. */
+void avi_constraints_jv(const avi_sync_constraints *C, const double (*x)[3], const double (*w)[3], double *out);
+/* g_i(x) (not divided by length). */
+double avi_constraint_value(const avi_constraint *c, const double (*x)[3]);
+void avi_constraint_gradient(const avi_constraint *c, const double (*x)[3], double g[2][3]);
+/* Dense LU with partial pivoting of the n x n row-major J; solves in place. */
+int avi_dense_lu(double *J, int *piv, int n);
+void avi_dense_lu_solve(const double *J, const int *piv, int n, double *b);
 
 struct avi_sync {
     avi_sync_options opt;
     uint64_t step;      /* steps taken: the next step starts at t = step * h */
     double (*force)[3]; /* scratch: -grad V per vertex */
+    avi_sync_constraints con;
+    avi_sync_stats stats;
+    /* Newton workspace (implicit integrators), [nv][3] arrays */
+    avi_sync_matrix *A;
+    double *block; /* one allocation for the arrays below */
+    double (*q0)[3], (*v)[3], (*b)[3], (*r)[3], (*d)[3], (*xa)[3], (*xb)[3], (*vt)[3], (*rt)[3], (*ab)[3];
+    double (*w)[3];    /* 5 nv: PCG */
+    double (*cols)[3]; /* constraints: H^-1 G^T columns, n_c * nv */
 };
 
 /* One step of each integrator from t_k = step * h to t_{k+1}. Every vertex
  * is at tau = t_k on entry and at t_{k+1} on exit, except for the
  * explicit update, whose positions are drifted lazily like the AVI's. */
 int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s);
+int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s); /* sync-implicit and sync-rootfind */
+int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s);
+int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s);
+
+/* The Newton problem of one implicit step (newton.c): find v minimizing
+ *   Phi(v) = 1/2 v.M v - b.v + cw W(q + a h v) + (k_D / h) D(q, q + h v),
+ *   grad Phi = M v - b + cw a h grad W(q + a h v) + k_D grad_B D(q, q + h v),
+ * with optional constraints (G(q)^T mu added to M v, g(q + h v) = 0).
+ * rootfind: Newton on grad Phi = 0 with a line search on |grad Phi|^2 / 2
+ * and the exact Jacobian; otherwise Newton with a line search on Phi and,
+ * where the Hessian is not positive definite, per-element PSD projection. */
+typedef struct {
+    const double (*q)[3];
+    const double (*b)[3];
+    double a, cw, h, kd;
+    int rootfind;
+    int constrained;
+    int end_direction; /* constraint impulses along G(q + h v) (implicit Euler), not G(q) */
+} avi_newton_problem;
+
+/* Solves for s->v (initial guess in s->v). Returns AVI_OK or AVI_ERR_RUN with
+ * e->err filled. */
+int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem *P);
+
+/* Model helpers over [nv][3] position arrays (assemble in newton.c). */
+double avi_sync_potential_energy(const avi_model *m, const double (*x)[3]);
+void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3]);
+
+int avi_sync_fail(avi_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
