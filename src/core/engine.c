@@ -1,6 +1,7 @@
 /* The AVI event loop (Lew, Marsden, Ortiz, West 2003): pop the earliest
  * potential, drift its stencil to the event time, kick, reschedule. */
 #include "core/engine_internal.h"
+#include "contact/contact_manager.h"
 #include "sync/damping.h"
 
 #include <math.h>
@@ -50,6 +51,11 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
         return NULL;
     }
     e->model = m;
+    if (m->has_contact && !(e->contact = avi_contact_create(m, err))) {
+        avi_queue_free(&e->queue);
+        free(e);
+        return NULL;
+    }
     /* Every clock starts at t0 = 0 with n = 0. */
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         for (size_t i = 0; i < counts[k]; i++) {
@@ -63,39 +69,10 @@ void avi_engine_destroy(avi_engine *e)
 {
     if (!e) return;
     if (e->sync) avi_sync_destroy(e->sync);
+    avi_contact_destroy(e->contact);
     avi_queue_free(&e->queue);
     free(e->obs);
     free(e);
-}
-
-/* Drifts the stencil's vertices to t and copies their positions into x. */
-static inline void drift(avi_vertex *V, const uint32_t *idx, int n, double t, double x[][3])
-{
-    for (int a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        double h = t - p->tau;
-        p->x[0] += h * p->v[0];
-        p->x[1] += h * p->v[1];
-        p->x[2] += h * p->v[2];
-        p->tau = t;
-        x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
-    }
-}
-
-/* v_a -= w M_a^-1 g_a; returns the sum of the impulse components, whose
- * finiteness is the blow-up check. */
-static inline double kick(avi_vertex *V, const uint32_t *idx, int n, double w, const double g[][3])
-{
-    double sum = 0.0;
-    for (int a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        double s = w * p->inv_mass;
-        p->v[0] -= s * g[a][0];
-        p->v[1] -= s * g[a][1];
-        p->v[2] -= s * g[a][2];
-        sum += g[a][0] + g[a][1] + g[a][2];
-    }
-    return sum;
 }
 
 /* Damping impulse (Kharevych et al. 2006 sec. 5.2) folded into the gradient:
@@ -124,9 +101,17 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     avi_vertex *V = m->vert;
     avi_event_queue *q = &e->queue;
     const double kd = e->damping;
+    struct avi_contact_manager *cm = e->contact;
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
-    while (q->size > 0) {
+    for (;;) {
+        /* The contact manager runs before any potential event at its time. */
+        if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_queue_top(q)->t)) {
+            rc = avi_contact_run(e, cm->next_run);
+            if (rc != AVI_OK) goto out;
+            continue;
+        }
+        if (q->size == 0) break;
         avi_event ev = *avi_queue_top(q);
         if (!(ev.t < t_stop)) break;
         unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
@@ -141,37 +126,37 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         case AVI_KIND_TET: {
             const avi_tet *p = &m->tets[i];
             v = p->v; n = 4; dt = p->dt;
-            drift(V, v, 4, ev.t, x);
+            avi_drift(V, v, 4, ev.t, x);
             avi_tet_gradient(p, (const double (*)[3])x, g);
             if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, v, x, dt, kd, g);
-            sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
+            sum = avi_kick(V, v, 4, half * dt, (const double (*)[3])g);
             break;
         }
         case AVI_KIND_MEMBRANE: {
             const avi_membrane *p = &m->membranes[i];
             v = p->v; n = 3; dt = p->dt;
-            drift(V, v, 3, ev.t, x);
+            avi_drift(V, v, 3, ev.t, x);
             avi_membrane_gradient(p, (const double (*)[3])x, g);
             if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, v, x, dt, kd, g);
-            sum = kick(V, v, 3, half * dt, (const double (*)[3])g);
+            sum = avi_kick(V, v, 3, half * dt, (const double (*)[3])g);
             break;
         }
         case AVI_KIND_HINGE: {
             const avi_hinge *p = &m->hinges[i];
             v = p->v; n = 4; dt = p->dt;
-            drift(V, v, 4, ev.t, x);
+            avi_drift(V, v, 4, ev.t, x);
             avi_hinge_gradient(p, (const double (*)[3])x, g);
             if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, v, x, dt, kd, g);
-            sum = kick(V, v, 4, half * dt, (const double (*)[3])g);
+            sum = avi_kick(V, v, 4, half * dt, (const double (*)[3])g);
             break;
         }
         case AVI_KIND_SPRING: {
             const avi_spring *p = &m->springs[i];
             v = p->v; n = 2; dt = p->dt;
-            drift(V, v, 2, ev.t, x);
+            avi_drift(V, v, 2, ev.t, x);
             avi_spring_gradient(p, (const double (*)[3])x, g);
             if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, v, x, dt, kd, g);
-            sum = kick(V, v, 2, half * dt, (const double (*)[3])g);
+            sum = avi_kick(V, v, 2, half * dt, (const double (*)[3])g);
             break;
         }
         case AVI_KIND_GRAVITY: {
@@ -179,16 +164,42 @@ int avi_engine_advance(avi_engine *e, double t_stop)
              * before its velocity changes. */
             const avi_gravity *p = &m->gravity[i];
             v = &p->v; n = 1; dt = p->dt;
-            drift(V, v, 1, ev.t, x);
+            avi_drift(V, v, 1, ev.t, x);
             avi_gravity_gradient(p, (const double (*)[3])x, g);
-            sum = kick(V, v, 1, half * dt, (const double (*)[3])g);
+            sum = avi_kick(V, v, 1, half * dt, (const double (*)[3])g);
             break;
+        }
+        case AVI_KIND_CONTACT: {
+            /* Off the queue first: the event may push new layers, which can
+             * take the top. */
+            double next;
+            avi_queue_pop(q, &ev);
+            int r = avi_contact_event(e, i, ev.t, ev.n, &next);
+            if (r < 0) {
+                rc = AVI_ERR_RUN;
+                goto out;
+            }
+            if (r != 2) counts[kind]++;
+            if (r == 0) {
+                ev.n++;
+                ev.t = next;
+                if (avi_queue_push(q, ev)) {
+                    rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
+                    goto out;
+                }
+            }
+            continue;
         }
         default:
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
         }
         counts[kind]++;
+        /* A vertex faster than the contact manager's speed cap voids its
+         * look-ahead: run the manager before the next event. */
+        if (cm)
+            for (int a = 0; a < n; a++)
+                if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > ev.t) cm->next_run = ev.t;
         if (!isfinite(sum)) {
             rc = blow_up(e, kind, i, ev.t, v, n);
             goto out;

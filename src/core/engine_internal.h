@@ -15,10 +15,12 @@ typedef struct {
 } avi_observer;
 
 struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
+struct avi_contact_manager; /* src/contact, or NULL without contact */
 
 struct avi_engine {
     avi_model *model;
     struct avi_sync *sync;
+    struct avi_contact_manager *contact;
     avi_event_queue queue;
     double time; /* every event with t < time has been processed */
     uint64_t events[AVI_KIND_COUNT];
@@ -27,6 +29,36 @@ struct avi_engine {
     avi_observer *obs;
     avi_error err;
 };
+
+/* Drifts the stencil's vertices to t and copies their positions into x. */
+static inline void avi_drift(avi_vertex *V, const uint32_t *idx, int n, double t, double x[][3])
+{
+    for (int a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        double h = t - p->tau;
+        p->x[0] += h * p->v[0];
+        p->x[1] += h * p->v[1];
+        p->x[2] += h * p->v[2];
+        p->tau = t;
+        x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
+    }
+}
+
+/* v_a -= w M_a^-1 g_a; returns the sum of the impulse components, whose
+ * finiteness is the blow-up check. */
+static inline double avi_kick(avi_vertex *V, const uint32_t *idx, int n, double w, const double g[][3])
+{
+    double sum = 0.0;
+    for (int a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        double s = w * p->inv_mass;
+        p->v[0] -= s * g[a][0];
+        p->v[1] -= s * g[a][1];
+        p->v[2] -= s * g[a][2];
+        sum += g[a][0] + g[a][1] + g[a][2];
+    }
+    return sum;
+}
 
 /* Synchronous integrators advance the same model state (x at tau = t_k, v)
  * with one global step; they implement these (src/sync/). */

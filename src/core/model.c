@@ -50,6 +50,9 @@ void avi_model_destroy(avi_model *m)
     free(m->tets);
     free(m->tet_c);
     free(m->gravity);
+    free(m->contact_tri);
+    free(m->contact_point);
+    free(m->vertex_dt);
     free(m);
 }
 
@@ -377,6 +380,43 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
     for (int k = 0; k < 4; k++) m->mass[v[k]] += mat->density * vol / 4.0;
     m->ntet++;
     body->tet_count++;
+    return 0;
+}
+
+int avi_model_set_contact(avi_model *m, const avi_contact_settings *s)
+{
+    if (not_finalized(m)) return -1;
+    if (!s || !(s->thickness > 0.0) || !isfinite(s->thickness))
+        return avi_model_fail(m, AVI_ERR_INPUT, "contact.thickness must be positive and finite");
+    if (!(s->inner_thickness > 0.0) || !(s->inner_thickness < s->thickness))
+        return avi_model_fail(m, AVI_ERR_INPUT, "contact.inner_thickness must be in (0, thickness) (got %g)",
+                              s->inner_thickness);
+    if (!(s->stiffness >= 0.0) || !isfinite(s->stiffness))
+        return avi_model_fail(m, AVI_ERR_INPUT, "contact.stiffness must be positive (got %g)", s->stiffness);
+    if (s->max_layers < 0) return avi_model_fail(m, AVI_ERR_INPUT, "contact.layers must be positive");
+    m->contact = *s;
+    if (m->contact.max_layers == 0) m->contact.max_layers = 4096;
+    m->has_contact = 1;
+    return 0;
+}
+
+int avi_model_add_contact_triangles(avi_model *m, const uint32_t (*tri)[3], size_t n)
+{
+    if (not_finalized(m)) return -1;
+    if (grow((void **)&m->contact_tri, &m->cap_contact_tri, m->ncontact_tri + n, sizeof *m->contact_tri)) return oom(m);
+    for (size_t t = 0; t < n; t++) {
+        if (check_stencil(m, tri[t], 3, "contact triangle")) return -1;
+        memcpy(m->contact_tri[m->ncontact_tri++], tri[t], sizeof tri[t]);
+    }
+    return 0;
+}
+
+int avi_model_add_contact_point(avi_model *m, uint32_t v)
+{
+    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (grow((void **)&m->contact_point, &m->cap_contact_point, m->ncontact_point + 1, sizeof *m->contact_point))
+        return oom(m);
+    m->contact_point[m->ncontact_point++] = v;
     return 0;
 }
 

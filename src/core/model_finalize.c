@@ -1,6 +1,7 @@
 /* Finalizing a model: vertex checks, inverse masses, gravity potentials and
  * every potential's time step. */
 #include "core/model_internal.h"
+#include "contact/contact_potential.h"
 #include "core/time_step.h"
 
 #include <math.h>
@@ -148,6 +149,40 @@ static int add_gravity(avi_model *m)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* k_1 = median over contact vertices of m (2 safety / dt)^2 / V, dt the
+ * smallest elastic step at the vertex and V = AVI_CONTACT_VALENCE: even
+ * with V layer-1 stencils pressing on a vertex, contact is about as stiff as
+ * the elements around it, and layer 1 ticks about as often as they do. */
+static int auto_contact_stiffness(avi_model *m)
+{
+    size_t n = 0, cap = 3 * m->ncontact_tri + m->ncontact_point;
+    double *k = malloc((cap ? cap : 1) * sizeof *k);
+    if (!k) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    for (size_t i = 0; i < cap; i++) {
+        uint32_t v = i < 3 * m->ncontact_tri ? m->contact_tri[i / 3][i % 3] : m->contact_point[i - 3 * m->ncontact_tri];
+        double dt = m->vertex_dt[v];
+        if (m->vert[v].inv_mass == 0.0 || !isfinite(dt)) continue;
+        double w = 2.0 * m->contact_safety / dt;
+        k[n++] = m->mass[v] * w * w / AVI_CONTACT_VALENCE;
+    }
+    if (n == 0) {
+        free(k);
+        return avi_model_fail(m, AVI_ERR_INPUT,
+                              "contact.stiffness: no contact vertex has an elastic time step to derive it from; "
+                              "give a value");
+    }
+    qsort(k, n, sizeof *k, cmp_double);
+    m->contact.stiffness = k[n / 2];
+    free(k);
+    return 0;
+}
+
 int avi_model_finalize(avi_model *m, const avi_time_step *rule)
 {
     if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");
@@ -261,7 +296,11 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
         }
         m->gravity[i].dt = dt;
     }
-    free(vertex_min);
+    free(m->vertex_dt);
+    m->vertex_dt = vertex_min;
+    m->contact_safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
+    m->neighbor_ratio = rule->rule == AVI_DT_FIXED ? 0.0 : rule->neighbor_ratio;
+    if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return -1;
     m->finalized = 1;
     return 0;
 }

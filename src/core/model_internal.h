@@ -60,6 +60,17 @@ struct avi_model {
 
     double g[3];
     int has_gravity;
+
+    /* Contact: settings, eligible triangles (model indices) and points. */
+    int has_contact;
+    avi_contact_settings contact;
+    double contact_safety;   /* of the time-step rule, for layer steps */
+    double neighbor_ratio;   /* of the time-step rule */
+    size_t ncontact_tri, cap_contact_tri;
+    uint32_t (*contact_tri)[3];
+    size_t ncontact_point, cap_contact_point;
+    uint32_t *contact_point;
+    double *vertex_dt;       /* smallest elastic step per vertex (inf: none), after finalize */
     int finalized;
     avi_error err;
 };

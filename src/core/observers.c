@@ -1,4 +1,5 @@
 /* Observers: read the state at a time T (x + (T - tau) v) without changing it. */
+#include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 
 #include <math.h>
@@ -117,6 +118,7 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
     o->kinetic = ke;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
     o->external = ext;
+    if (e->contact) avi_contact_observe(e, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
     o->total = o->kinetic + o->elastic + o->contact + o->external;
     v3_copy(o->linear_momentum, P);
     v3_copy(o->angular_momentum, L);

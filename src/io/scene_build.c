@@ -404,9 +404,37 @@ void avi_scene_bodies_free(avi_scene_bodies *info)
     memset(info, 0, sizeof *info);
 }
 
+/* Contact-eligible primitives: every body's surface triangles, and the
+ * vertices of particle bodies as points. */
+static int add_contact(const avi_scene *s, avi_model *m, const avi_scene_bodies *info)
+{
+    avi_contact_settings cs = {s->contact.thickness, s->contact.inner_thickness, s->contact.stiffness,
+                               s->contact.layers};
+    if (avi_model_set_contact(m, &cs)) return -1;
+    for (size_t b = 0; b < info->count; b++) {
+        const avi_scene_body_info *bi = &info->bodies[b];
+        if (bi->triangle_count == 0) {
+            for (uint32_t v = 0; v < bi->vertex_count; v++)
+                if (avi_model_add_contact_point(m, bi->first_vertex + v)) return -1;
+            continue;
+        }
+        uint32_t (*g)[3] = malloc(bi->triangle_count * sizeof *g);
+        if (!g) return -1;
+        for (size_t t = 0; t < bi->triangle_count; t++)
+            for (int k = 0; k < 3; k++) g[t][k] = bi->first_vertex + bi->triangles[t][k];
+        int rc = avi_model_add_contact_triangles(m, (const uint32_t (*)[3])g, bi->triangle_count);
+        free(g);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
 int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info, avi_error *err)
 {
     *out = NULL;
+    avi_scene_bodies own; /* contact needs the surfaces even when the caller does not */
+    int own_info = !info && s->contact.enabled;
+    if (own_info) info = &own;
     if (info) memset(info, 0, sizeof *info);
     if (err) {
         err->status = AVI_OK;
@@ -437,7 +465,7 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         }
     }
     avi_model_set_gravity(m, s->gravity);
-    if (avi_model_finalize(m, &s->time_step)) {
+    if ((s->contact.enabled && add_contact(s, m, info)) || avi_model_finalize(m, &s->time_step)) {
         const avi_error *e = avi_model_error(m);
         int rc = e->status != AVI_OK ? (int)e->status : AVI_ERR_INPUT;
         if (err) {
@@ -448,6 +476,7 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         avi_scene_bodies_free(info);
         return rc;
     }
+    if (own_info) avi_scene_bodies_free(info);
     *out = m;
     return AVI_OK;
 oom:

@@ -1,0 +1,181 @@
+#include "contact/broad_phase.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t key;
+    uint32_t item;
+} entry;
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const entry *a = pa, *b = pb;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->item < b->item ? -1 : a->item > b->item;
+}
+
+/* 21 bits per axis; distant cells that wrap onto one key only add
+ * candidates, which the exact tests then reject. */
+static inline uint64_t cell_key(int64_t i, int64_t j, int64_t k)
+{
+    const uint64_t m = (1u << 21) - 1;
+    return (((uint64_t)i & m) << 42) | (((uint64_t)j & m) << 21) | ((uint64_t)k & m);
+}
+
+static inline int64_t cell_of(double c, double h) { return (int64_t)floor(c / h); }
+
+static int reserve(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+void avi_broad_phase_free(avi_broad_phase *bp)
+{
+    free(bp->keys);
+    free(bp->items);
+    free(bp->vkeys);
+    free(bp->vitems);
+    free(bp->out);
+    memset(bp, 0, sizeof *bp);
+}
+
+static int emit(avi_broad_phase *bp, size_t *n, uint32_t a, uint32_t b)
+{
+    if (reserve((void **)&bp->out, &bp->cap_out, *n + 1, sizeof *bp->out)) return -1;
+    bp->out[*n].a = a;
+    bp->out[*n].b = b;
+    (*n)++;
+    return 0;
+}
+
+/* The entries array is kept in bp->keys as raw bytes of `entry`. */
+static entry *entries(avi_broad_phase *bp, size_t need)
+{
+    size_t cap_bytes = bp->cap_entries * sizeof(uint64_t);
+    if (need * sizeof(entry) > cap_bytes) {
+        size_t words = (need * sizeof(entry) + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+        if (reserve((void **)&bp->keys, &bp->cap_entries, words, sizeof(uint64_t))) return NULL;
+    }
+    return (entry *)bp->keys;
+}
+
+static void box_of(const double (*x)[3], const uint32_t *v, int n, double r, double lo[3], double hi[3])
+{
+    for (int c = 0; c < 3; c++) lo[c] = hi[c] = x[v[0]][c];
+    for (int a = 1; a < n; a++)
+        for (int c = 0; c < 3; c++) {
+            if (x[v[a]][c] < lo[c]) lo[c] = x[v[a]][c];
+            if (x[v[a]][c] > hi[c]) hi[c] = x[v[a]][c];
+        }
+    for (int c = 0; c < 3; c++) {
+        lo[c] -= r;
+        hi[c] += r;
+    }
+}
+
+long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_t *points, size_t npoints,
+                        const uint32_t (*tri)[3], size_t ntri, double r, double h)
+{
+    entry *pe = entries(bp, npoints ? npoints : 1);
+    if (!pe) return -1;
+    for (size_t i = 0; i < npoints; i++) {
+        const double *p = x[points[i]];
+        pe[i].key = cell_key(cell_of(p[0], h), cell_of(p[1], h), cell_of(p[2], h));
+        pe[i].item = (uint32_t)i;
+    }
+    qsort(pe, npoints, sizeof *pe, cmp_entry);
+    size_t n = 0;
+    for (size_t t = 0; t < ntri; t++) {
+        double lo[3], hi[3];
+        box_of(x, tri[t], 3, r, lo, hi);
+        int64_t i0 = cell_of(lo[0], h), i1 = cell_of(hi[0], h);
+        int64_t j0 = cell_of(lo[1], h), j1 = cell_of(hi[1], h);
+        int64_t k0 = cell_of(lo[2], h), k1 = cell_of(hi[2], h);
+        for (int64_t i = i0; i <= i1; i++)
+            for (int64_t j = j0; j <= j1; j++)
+                for (int64_t k = k0; k <= k1; k++) {
+                    uint64_t key = cell_key(i, j, k);
+                    size_t a = 0, b = npoints; /* first entry with key >= key */
+                    while (a < b) {
+                        size_t mid = (a + b) / 2;
+                        if (pe[mid].key < key) a = mid + 1;
+                        else b = mid;
+                    }
+                    for (; a < npoints && pe[a].key == key; a++) {
+                        uint32_t v = points[pe[a].item];
+                        if (v == tri[t][0] || v == tri[t][1] || v == tri[t][2]) continue;
+                        const double *p = x[v];
+                        if (p[0] < lo[0] || p[0] > hi[0] || p[1] < lo[1] || p[1] > hi[1] || p[2] < lo[2] ||
+                            p[2] > hi[2])
+                            continue;
+                        if (emit(bp, &n, pe[a].item, (uint32_t)t)) return -1;
+                    }
+                }
+    }
+    return (long)n;
+}
+
+long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_t (*edges)[2], size_t nedges,
+                        double r, double h)
+{
+    /* Boxes grown by r / 2 each overlap when the edges' boxes are within r. */
+    size_t count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        entry *pe = pass ? entries(bp, count ? count : 1) : NULL;
+        if (pass && !pe) return -1;
+        size_t m = 0;
+        for (size_t e = 0; e < nedges; e++) {
+            double lo[3], hi[3];
+            box_of(x, edges[e], 2, 0.5 * r, lo, hi);
+            for (int64_t i = cell_of(lo[0], h); i <= cell_of(hi[0], h); i++)
+                for (int64_t j = cell_of(lo[1], h); j <= cell_of(hi[1], h); j++)
+                    for (int64_t k = cell_of(lo[2], h); k <= cell_of(hi[2], h); k++) {
+                        if (pass) {
+                            pe[m].key = cell_key(i, j, k);
+                            pe[m].item = (uint32_t)e;
+                        }
+                        m++;
+                    }
+        }
+        count = m;
+    }
+    entry *pe = (entry *)bp->keys;
+    qsort(pe, count, sizeof *pe, cmp_entry);
+    size_t n = 0;
+    for (size_t s = 0; s < count;) {
+        size_t t = s;
+        while (t < count && pe[t].key == pe[s].key) t++;
+        for (size_t a = s; a < t; a++)
+            for (size_t b = a + 1; b < t; b++) {
+                uint32_t ea = pe[a].item, eb = pe[b].item;
+                const uint32_t *u = edges[ea], *w = edges[eb];
+                if (u[0] == w[0] || u[0] == w[1] || u[1] == w[0] || u[1] == w[1]) continue;
+                double la[3], ha[3], lb[3], hb[3];
+                box_of(x, u, 2, 0.5 * r, la, ha);
+                box_of(x, w, 2, 0.5 * r, lb, hb);
+                int overlap = 1;
+                double corner[3];
+                for (int c = 0; c < 3; c++) {
+                    if (la[c] > hb[c] || lb[c] > ha[c]) overlap = 0;
+                    corner[c] = la[c] > lb[c] ? la[c] : lb[c];
+                }
+                /* Report a pair once: in the cell holding the low corner of
+                 * the boxes' intersection. */
+                if (!overlap ||
+                    cell_key(cell_of(corner[0], h), cell_of(corner[1], h), cell_of(corner[2], h)) != pe[s].key)
+                    continue;
+                if (emit(bp, &n, ea < eb ? ea : eb, ea < eb ? eb : ea)) return -1;
+            }
+        s = t;
+    }
+    return (long)n;
+}

@@ -1,0 +1,40 @@
+/* Broad phase: candidate vertex-face and edge-edge pairs whose primitives'
+ * bounding boxes come within a radius r, by a uniform grid whose cells are
+ * sorted by key (no hashing collisions to resolve, deterministic order). */
+#ifndef AVI_BROAD_PHASE_H
+#define AVI_BROAD_PHASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint32_t a, b; /* VF: point index, triangle index; EE: edge a < edge b */
+} avi_candidate;
+
+typedef struct {
+    /* scratch, reused between calls */
+    uint64_t *keys;
+    uint32_t *items;
+    size_t cap_entries;
+    uint64_t *vkeys;
+    uint32_t *vitems;
+    size_t cap_vertices;
+    avi_candidate *out;
+    size_t cap_out;
+} avi_broad_phase;
+
+void avi_broad_phase_free(avi_broad_phase *bp);
+
+/* Pairs (point p, triangle t) with the point within r of the triangle's
+ * bounding box, p not a vertex of t. x are model positions; points are
+ * model vertex indices. Returns the count (candidates in bp->out) or -1 when
+ * out of memory. The cell size is h. */
+long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_t *points, size_t npoints,
+                        const uint32_t (*tri)[3], size_t ntri, double r, double h);
+
+/* Pairs of edges (indices into edges, a < b) whose bounding boxes come
+ * within r, sharing no vertex. */
+long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_t (*edges)[2], size_t nedges,
+                        double r, double h);
+
+#endif

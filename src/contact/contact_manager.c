@@ -1,0 +1,420 @@
+/* The contact manager: activation and retirement of nested penalty layers
+ * (Harmon, Vouga, Smith, Tamstorf, Grinspun 2009), see contact_manager.h. */
+#include "contact/contact_manager.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Share of eta_1 that layer-1 activation keeps as a safety margin: the
+ * manager's window is the time the fastest vertex pair needs to close it. */
+#define MARGIN_FRACTION 0.5
+/* The speed cap is this factor above the fastest contact vertex. */
+#define SPEED_HEADROOM 1.25
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_edge(const void *pa, const void *pb)
+{
+    const uint32_t *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+static void set_error(avi_error *err, avi_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_error(avi_error *err, avi_status st, const char *fmt, ...)
+{
+    if (!err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->status = st;
+}
+
+void avi_contact_destroy(avi_contact_manager *cm)
+{
+    if (!cm) return;
+    free(cm->points);
+    free(cm->edges);
+    free(cm->pot);
+    free(cm->st);
+    free(cm->hash);
+    free(cm->x);
+    avi_broad_phase_free(&cm->bp);
+    free(cm);
+}
+
+avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
+{
+    avi_contact_manager *cm = calloc(1, sizeof *cm);
+    size_t nt = m->ncontact_tri;
+    if (!cm) goto oom;
+    cm->tris = (const uint32_t (*)[3])m->contact_tri;
+    cm->ntris = nt;
+    /* Points: every vertex of a contact triangle plus the contact points. */
+    cm->points = malloc((3 * nt + m->ncontact_point + 1) * sizeof *cm->points);
+    cm->edges = malloc((3 * nt + 1) * sizeof *cm->edges);
+    cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
+    if (!cm->points || !cm->edges || !cm->x) goto oom;
+    size_t np = 0;
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = m->contact_tri[t][k], b = m->contact_tri[t][(k + 1) % 3];
+            cm->points[np++] = a;
+            cm->edges[3 * t + k][0] = a < b ? a : b;
+            cm->edges[3 * t + k][1] = a < b ? b : a;
+        }
+    for (size_t i = 0; i < m->ncontact_point; i++) cm->points[np++] = m->contact_point[i];
+    qsort(cm->points, np, sizeof *cm->points, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < np; i++)
+        if (u == 0 || cm->points[i] != cm->points[u - 1]) cm->points[u++] = cm->points[i];
+    cm->npoints = u;
+    qsort(cm->edges, 3 * nt, sizeof *cm->edges, cmp_edge);
+    u = 0;
+    for (size_t i = 0; i < 3 * nt; i++)
+        if (u == 0 || cmp_edge(cm->edges[i], cm->edges[u - 1])) {
+            cm->edges[u][0] = cm->edges[i][0];
+            cm->edges[u][1] = cm->edges[i][1];
+            u++;
+        }
+    cm->nedges = u;
+
+    cm->eta1 = m->contact.thickness;
+    cm->eta_inf = m->contact.inner_thickness;
+    cm->k1 = m->contact.stiffness;
+    cm->safety = m->contact_safety;
+    cm->neighbor_ratio = m->neighbor_ratio;
+    cm->max_layers = m->contact.max_layers;
+    /* Cells about one edge long (at rest), and never below the search radius. */
+    double len = 0.0;
+    for (size_t e = 0; e < cm->nedges; e++) {
+        double d[3];
+        v3_sub(d, m->rest[cm->edges[e][1]], m->rest[cm->edges[e][0]]);
+        len += v3_norm(d) / (double)cm->nedges;
+    }
+    cm->cell = fmax(len, 2.0 * cm->eta1);
+    /* With nothing moving, the manager still looks every 100 of the
+     * smallest steps of a contact vertex. */
+    double dt_min = INFINITY, im_max = 0.0;
+    for (size_t i = 0; i < cm->npoints; i++) {
+        dt_min = fmin(dt_min, m->vertex_dt[cm->points[i]]);
+        im_max = fmax(im_max, m->vert[cm->points[i]].inv_mass);
+    }
+    if (!isfinite(dt_min)) dt_min = im_max > 0.0 ? 2.0 * cm->safety / sqrt(cm->k1 * im_max) : 1.0;
+    cm->window_max = 100.0 * dt_min;
+    cm->free_slot = AVI_NO_SLOT;
+    cm->next_run = 0.0;
+    return cm;
+oom:
+    avi_contact_destroy(cm);
+    set_error(err, AVI_ERR_RUN, "out of memory");
+    return NULL;
+}
+
+/* ---- stencil table: (type, a, b) -> index, open addressing ---- */
+
+static inline uint64_t stencil_hash(uint8_t type, uint32_t a, uint32_t b)
+{
+    uint64_t z = ((uint64_t)a << 32 | b) ^ ((uint64_t)type << 63);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int hash_rebuild(avi_contact_manager *cm, size_t min_cap)
+{
+    size_t cap = 64;
+    while (cap < 2 * min_cap) cap *= 2;
+    if (cap != cm->hash_cap) {
+        uint32_t *h = realloc(cm->hash, cap * sizeof *h);
+        if (!h) return -1;
+        cm->hash = h;
+        cm->hash_cap = cap;
+    }
+    memset(cm->hash, 0, cm->hash_cap * sizeof *cm->hash);
+    for (size_t i = 0; i < cm->nst; i++) {
+        const avi_contact_stencil *s = &cm->st[i];
+        size_t k = stencil_hash(s->type, s->a, s->b) & (cm->hash_cap - 1);
+        while (cm->hash[k]) k = (k + 1) & (cm->hash_cap - 1);
+        cm->hash[k] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+/* Index of the stencil, created (with no layers) when absent; -1 when out
+ * of memory. */
+static long stencil_find(avi_contact_manager *cm, uint8_t type, uint32_t a, uint32_t b, const uint32_t v[4])
+{
+    if (2 * (cm->nst + 1) > cm->hash_cap && hash_rebuild(cm, cm->nst + 1)) return -1;
+    size_t k = stencil_hash(type, a, b) & (cm->hash_cap - 1);
+    while (cm->hash[k]) {
+        const avi_contact_stencil *s = &cm->st[cm->hash[k] - 1];
+        if (s->type == type && s->a == a && s->b == b) return (long)cm->hash[k] - 1;
+        k = (k + 1) & (cm->hash_cap - 1);
+    }
+    if (cm->nst == cm->cap_st) {
+        size_t c = cm->cap_st ? 2 * cm->cap_st : 256;
+        avi_contact_stencil *st = realloc(cm->st, c * sizeof *st);
+        if (!st) return -1;
+        cm->st = st;
+        cm->cap_st = c;
+    }
+    avi_contact_stencil *s = &cm->st[cm->nst];
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    s->a = a;
+    s->b = b;
+    memcpy(s->v, v, sizeof s->v);
+    s->deepest = AVI_NO_SLOT;
+    s->dt1 = 0.0;
+    cm->hash[k] = (uint32_t)cm->nst + 1;
+    return (long)cm->nst++;
+}
+
+/* Layer-1 step of a stencil: safety * 2 / omega with omega^2 bounded by
+ * AVI_CONTACT_VALENCE k_1 (max inverse mass of side A + of side B): the
+ * distance gradient has unit length on each side spread over convex
+ * weights, and a vertex can be in that many overlapping stencils at once
+ * (a vertex over a flat mesh is as close to every triangle and edge around
+ * the nearest vertex). The neighbour cap of the time-step rule applies as to
+ * elastic potentials. */
+static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
+{
+    const avi_vertex *V = m->vert;
+    double side_a, side_b;
+    if (s->type == AVI_STENCIL_VF) {
+        side_a = V[s->v[0]].inv_mass;
+        side_b = fmax(V[s->v[1]].inv_mass, fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass));
+    } else {
+        side_a = fmax(V[s->v[0]].inv_mass, V[s->v[1]].inv_mass);
+        side_b = fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass);
+    }
+    double w2 = AVI_CONTACT_VALENCE * cm->k1 * (side_a + side_b);
+    double dt = w2 > 0.0 ? 2.0 * cm->safety / sqrt(w2) : cm->window_max;
+    if (cm->neighbor_ratio > 0.0) {
+        double cap = INFINITY;
+        for (int a = 0; a < 4; a++) cap = fmin(cap, m->vertex_dt[s->v[a]]);
+        if (isfinite(cap) && dt > cm->neighbor_ratio * cap) dt = cm->neighbor_ratio * cap;
+    }
+    return dt;
+}
+
+static int fail(avi_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(avi_engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err.message, sizeof e->err.message, fmt, ap);
+    va_end(ap);
+    e->err.status = AVI_ERR_RUN;
+    return AVI_ERR_RUN;
+}
+
+/* Starts layer `layers + 1` of stencil s at time t. */
+static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double t)
+{
+    avi_contact_stencil *s = &cm->st[si];
+    int l = s->layers + 1;
+    if (l > cm->max_layers)
+        return fail(e, "contact at t = %.17g: stencil (vertices %u, %u, %u, %u) needs more than %d layers "
+                       "(contact.layers)", t, s->v[0], s->v[1], s->v[2], s->v[3], cm->max_layers);
+    uint32_t slot;
+    if (cm->free_slot != AVI_NO_SLOT) {
+        slot = cm->free_slot;
+        cm->free_slot = cm->pot[slot].prev;
+    } else {
+        if (cm->npot == cm->cap_pot) {
+            size_t c = cm->cap_pot ? 2 * cm->cap_pot : 256;
+            avi_contact_potential *p = realloc(cm->pot, c * sizeof *p);
+            if (!p) return fail(e, "out of memory");
+            cm->pot = p;
+            cm->cap_pot = c;
+        }
+        if (cm->npot > AVI_ID_MAX_INDEX) return fail(e, "too many contact potentials");
+        slot = (uint32_t)cm->npot++;
+    }
+    if (s->dt1 == 0.0) s->dt1 = stencil_dt1(e->model, cm, s);
+    avi_contact_potential *p = &cm->pot[slot];
+    memcpy(p->v, s->v, sizeof p->v);
+    p->type = s->type;
+    p->alive = 1;
+    p->layer = (uint16_t)l;
+    p->stencil = si;
+    p->prev = s->deepest;
+    p->eta = avi_layer_thickness(cm->eta1, cm->eta_inf, l);
+    p->k = avi_layer_stiffness(cm->k1, l);
+    p->dt = avi_layer_step(s->dt1, l);
+    p->t0 = t;
+    s->deepest = slot;
+    s->layers = (uint16_t)l;
+    cm->alive++;
+    cm->activations++;
+    avi_event ev = {t, avi_event_id(AVI_KIND_CONTACT, slot), 0};
+    if (avi_queue_push(&e->queue, ev)) return fail(e, "out of memory");
+    return AVI_OK;
+}
+
+/* Retires the deepest layer of a stencil (its queue entry goes lazily). */
+static void retire_deepest(avi_contact_manager *cm, avi_contact_stencil *s)
+{
+    avi_contact_potential *p = &cm->pot[s->deepest];
+    p->alive = 0;
+    s->deepest = p->prev;
+    s->layers--;
+    cm->alive--;
+    cm->retirements++;
+}
+
+static void gather_at(const avi_contact_manager *cm, const uint32_t v[4], double x[4][3])
+{
+    for (int a = 0; a < 4; a++) v3_copy(x[a], cm->x[v[a]]);
+}
+
+/* A candidate within reach at the run: make sure it has layer 1. */
+static int reach(avi_engine *e, avi_contact_manager *cm, uint8_t type, uint32_t a, uint32_t b, const uint32_t v[4],
+                 double t, double margin)
+{
+    double x[4][3];
+    gather_at(cm, v, x);
+    double d = avi_stencil_distance(type, (const double (*)[3])x);
+    if (d - margin > cm->eta1) return AVI_OK;
+    long si = stencil_find(cm, type, a, b, v);
+    if (si < 0) return fail(e, "out of memory");
+    cm->st[si].epoch = cm->epoch;
+    if (cm->st[si].layers == 0) return activate(e, cm, (uint32_t)si, t);
+    return AVI_OK;
+}
+
+int avi_contact_run(avi_engine *e, double t)
+{
+    avi_contact_manager *cm = e->contact;
+    const avi_model *m = e->model;
+    cm->runs++;
+    cm->epoch++;
+    double vmax2 = 0.0;
+    for (size_t i = 0; i < cm->npoints; i++) {
+        const avi_vertex *p = &m->vert[cm->points[i]];
+        double h = t - p->tau;
+        for (int c = 0; c < 3; c++) cm->x[cm->points[i]][c] = p->x[c] + h * p->v[c];
+        vmax2 = fmax(vmax2, v3_dot(p->v, p->v));
+    }
+    double margin = MARGIN_FRACTION * cm->eta1;
+    cm->vcap = fmax(SPEED_HEADROOM * sqrt(vmax2), margin / (2.0 * cm->window_max));
+    cm->vcap2 = cm->vcap * cm->vcap;
+    double window = margin / (2.0 * cm->vcap);
+    double r = cm->eta1 + margin;
+
+    long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->points, cm->npoints, cm->tris, cm->ntris, r,
+                                cm->cell);
+    if (n < 0) return fail(e, "out of memory");
+    for (long c = 0; c < n; c++) {
+        const avi_candidate *k = &cm->bp.out[c];
+        const uint32_t *tri = cm->tris[k->b];
+        uint32_t v[4] = {cm->points[k->a], tri[0], tri[1], tri[2]};
+        int rc = reach(e, cm, AVI_STENCIL_VF, v[0], k->b, v, t, margin);
+        if (rc) return rc;
+    }
+    n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->edges, cm->nedges, r,
+                           cm->cell);
+    if (n < 0) return fail(e, "out of memory");
+    for (long c = 0; c < n; c++) {
+        const avi_candidate *k = &cm->bp.out[c];
+        uint32_t v[4] = {cm->edges[k->a][0], cm->edges[k->a][1], cm->edges[k->b][0], cm->edges[k->b][1]};
+        int rc = reach(e, cm, AVI_STENCIL_EE, k->a, k->b, v, t, margin);
+        if (rc) return rc;
+    }
+    /* Stencils out of reach lose all their layers (they exert no force:
+     * d > eta_1); then the table keeps only stencils with layers. */
+    size_t keep = 0;
+    for (size_t i = 0; i < cm->nst; i++) {
+        avi_contact_stencil *s = &cm->st[i];
+        if (s->epoch != cm->epoch)
+            while (s->layers > 0) retire_deepest(cm, s);
+        if (s->layers == 0) continue;
+        if (keep != i) cm->st[keep] = *s;
+        for (uint32_t slot = cm->st[keep].deepest; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev)
+            cm->pot[slot].stencil = (uint32_t)keep;
+        keep++;
+    }
+    cm->nst = keep;
+    if (hash_rebuild(cm, cm->nst)) return fail(e, "out of memory");
+    cm->next_run = t + window;
+    return AVI_OK;
+}
+
+int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time)
+{
+    avi_contact_manager *cm = e->contact;
+    avi_contact_potential *p = &cm->pot[slot];
+    if (!p->alive) {
+        p->prev = cm->free_slot;
+        cm->free_slot = slot;
+        return 2;
+    }
+    avi_vertex *V = e->model->vert;
+    double x[4][3], gd[4][3];
+    avi_drift(V, p->v, 4, t, x);
+    double d = p->type == AVI_STENCIL_VF ? avi_pt_distance_gradient((const double (*)[3])x, gd)
+                                         : avi_ee_distance_gradient((const double (*)[3])x, gd);
+    if (!isfinite(d)) return -fail(e, "blow-up at t = %.17g: contact stencil (vertices %u, %u, %u, %u) has a "
+                                      "non-finite distance", t, p->v[0], p->v[1], p->v[2], p->v[3]);
+    avi_contact_stencil *s = &cm->st[p->stencil];
+    int l = p->layer;
+    if (s->deepest == slot) {
+        /* The deepest layer keeps the next one ready (see contact_manager.h). */
+        if (d - 2.0 * cm->vcap * p->dt <= avi_layer_thickness(cm->eta1, cm->eta_inf, l + 1)) {
+            int rc = activate(e, cm, p->stencil, t);
+            if (rc) return -rc;
+            p = &cm->pot[slot]; /* activate may move the array */
+        } else if (l >= 2 && d - 2.0 * cm->vcap * avi_layer_step(s->dt1, l - 1) > p->eta) {
+            retire_deepest(cm, s);
+            p->prev = cm->free_slot;
+            cm->free_slot = slot;
+            return 1;
+        }
+    }
+    if (d < p->eta) {
+        double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
+        for (int a = 0; a < 4; a++) {
+            avi_vertex *q = &V[p->v[a]];
+            double sc = w * q->inv_mass;
+            q->v[0] -= sc * gd[a][0];
+            q->v[1] -= sc * gd[a][1];
+            q->v[2] -= sc * gd[a][2];
+            if (v3_dot(q->v, q->v) > cm->vcap2 && cm->next_run > t) cm->next_run = t;
+        }
+    }
+    *next_time = p->t0 + (double)(n + 1) * p->dt;
+    return 0;
+}
+
+void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance)
+{
+    const avi_contact_manager *cm = e->contact;
+    const avi_vertex *V = e->model->vert;
+    double sum = 0.0, dmin = INFINITY, x[4][3];
+    for (size_t i = 0; i < cm->nst; i++) {
+        const avi_contact_stencil *s = &cm->st[i];
+        for (int a = 0; a < 4; a++) {
+            const avi_vertex *q = &V[s->v[a]];
+            for (int c = 0; c < 3; c++) x[a][c] = q->x[c] + (t - q->tau) * q->v[c];
+        }
+        double d = avi_stencil_distance(s->type, (const double (*)[3])x);
+        dmin = fmin(dmin, d);
+        for (uint32_t slot = s->deepest; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev) {
+            const avi_contact_potential *p = &cm->pot[slot];
+            if (d < p->eta) sum += 0.5 * p->k * (p->eta - d) * (p->eta - d);
+        }
+    }
+    *energy = sum;
+    *active = cm->alive;
+    *min_distance = dmin;
+}

@@ -1,0 +1,85 @@
+/* The contact manager: which (stencil, layer) penalty potentials are in the
+ * event queue.
+ *
+ * Activation cannot miss, given a speed cap vcap that every vertex respects
+ * until the next check (the engine checks each kicked vertex and calls the
+ * manager at once when one exceeds it):
+ * - layer 1: at a manager run at t with window W, every stencil whose
+ *   distance d satisfies d - 2 vcap W <= eta_1 gets layer 1; no stencil can
+ *   lose more than 2 vcap W of distance before the next run at t + W.
+ * - layer l + 1: at every event of a stencil's deepest layer l (dt_l apart),
+ *   if d - 2 vcap dt_l <= eta_{l+1}, layer l + 1 starts its clock now.
+ * - retirement: the deepest layer l >= 2 retires at its event when
+ *   d - 2 vcap dt_{l-1} > eta_l, since layer l - 1 would re-activate it in
+ *   time; layer 1 retires at a manager run when the stencil is out of reach
+ *   (d - 2 vcap W > eta_1). Retired potentials leave the queue lazily.
+ * A retired layer exerts no force (d > eta_l), so retiring changes nothing. */
+#ifndef AVI_CONTACT_MANAGER_H
+#define AVI_CONTACT_MANAGER_H
+
+#include "contact/broad_phase.h"
+#include "contact/contact_potential.h"
+#include "core/engine_internal.h"
+
+typedef struct {
+    uint8_t type;
+    uint32_t a, b;      /* VF: point, triangle; EE: edge, edge (a < b) */
+    uint32_t v[4];
+    uint16_t layers;    /* active layers 1..layers */
+    uint32_t deepest;   /* slot of layer `layers` */
+    uint32_t epoch;     /* last manager run that found it within reach */
+    double dt1;         /* layer-1 step of this stencil */
+} avi_contact_stencil;
+
+typedef struct avi_contact_manager {
+    /* contact-eligible primitives (model vertex indices) */
+    uint32_t *points;
+    size_t npoints;
+    const uint32_t (*tris)[3];
+    size_t ntris;
+    uint32_t (*edges)[2];
+    size_t nedges;
+    double eta1, eta_inf, k1, safety, neighbor_ratio;
+    int max_layers;
+    double cell;          /* broad-phase cell size */
+    double window_max;    /* longest manager window */
+
+    /* potentials (queue index = slot) and stencils */
+    avi_contact_potential *pot;
+    size_t npot, cap_pot;
+    uint32_t free_slot;   /* free list through .prev */
+    size_t alive;
+    avi_contact_stencil *st;
+    size_t nst, cap_st;
+    uint32_t *hash;       /* stencil index + 1, open addressing */
+    size_t hash_cap;
+
+    double next_run;      /* time of the next manager run */
+    double vcap, vcap2;
+    uint32_t epoch;
+    double (*x)[3];       /* scratch: positions at the run's time */
+    avi_broad_phase bp;
+
+    /* counters */
+    uint64_t runs, speed_triggers, activations, retirements;
+} avi_contact_manager;
+
+/* Builds the manager of a finalized model with contact; NULL on error. */
+avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err);
+void avi_contact_destroy(avi_contact_manager *cm);
+
+/* Runs the manager at time t: activates and retires layer-1 potentials,
+ * schedules the next run. Returns AVI_OK or an error status (err filled). */
+int avi_contact_run(avi_engine *e, double t);
+
+/* One event of contact potential `slot` at time t (step n of its clock).
+ * Returns 0 when it goes on (with *next_time set), 1 when it retired at this
+ * event and 2 when it had been retired before (both leave the queue), or a
+ * negative value on error (engine error set). */
+int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time);
+
+/* Observation at time t: contact energy, alive potentials, minimum distance
+ * over the stencils within reach (+inf when none). */
+void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+
+#endif
