@@ -351,6 +351,22 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
                     rn = residual(s, m, P, (const double (*)[3])s->vt, s->r, &sc);
                     break;
                 }
+                /* A predicted decrease below the objective's round-off (the
+                 * damping energy cancels digits near B = A): the quadratic
+                 * model is exact there, so a full step that lowers the
+                 * residual is taken. */
+                if (t == 1.0 && -slope < 1e-9 * (fabs(f) + 1e-300)) {
+                    double sct, rnt = residual(s, m, P, (const double (*)[3])s->vt, s->rt, &sct);
+                    if (isfinite(rnt) && rnt < rn) {
+                        f = ft;
+                        double (*tmp)[3] = s->r;
+                        s->r = s->rt;
+                        s->rt = tmp;
+                        rn = rnt;
+                        sc = sct;
+                        break;
+                    }
+                }
             }
             s->stats.backtracks++;
             t *= 0.5;

@@ -65,9 +65,10 @@ static int collect(const avi_scene *sc, const avi_scene_bodies *info, avi_constr
                 return scene_fail(err, sc, "bodies.%zu.links.%zu: the particles coincide; give a length", b, i);
             }
             if (fabs(v3_norm(d) - q->length) > 1e-6 * q->length) {
+                double len = q->length;
                 free(c);
-                return scene_fail(err, sc, "bodies.%zu.links.%zu: length %g but the particles are %g apart", b, i,
-                                  q->length, v3_norm(d));
+                return scene_fail(err, sc, "bodies.%zu.links.%zu: length %g but the particles are %g apart", b, i, len,
+                                  v3_norm(d));
             }
         }
         for (size_t i = 0; i < body->particle_count; i++) {
