@@ -12,6 +12,8 @@
 #ifndef AVI_ENGINE_H
 #define AVI_ENGINE_H
 
+#include <signal.h>
+
 #include "avi/model.h"
 
 typedef struct avi_engine avi_engine;
@@ -47,11 +49,20 @@ void avi_engine_destroy(avi_engine *engine);
  * non-finite state appears (see avi_engine_error). */
 int avi_engine_advance(avi_engine *engine, double t);
 
+/* A flag (set by a signal handler) that asks the engine to stop: advancing
+ * then returns AVI_INTERRUPTED at the next time boundary, with every event
+ * before avi_engine_time processed and none at or after it, so a
+ * checkpoint taken there resumes exactly. NULL: never stop. */
+void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
+
 /* Advances to t_end, calling observers on the way (see avi_observer_fn). */
 int avi_engine_run(avi_engine *engine, double t_end);
 
 /* Attaches an observer with the given output interval (> 0). */
 int avi_engine_add_observer(avi_engine *engine, double interval, avi_observer_fn fn, void *user);
+
+/* How many times observer `index` (in order of registration) was called. */
+uint64_t avi_engine_observer_calls(const avi_engine *engine, int index);
 
 /* Time up to which events have been processed. */
 double avi_engine_time(const avi_engine *engine);

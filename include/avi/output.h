@@ -117,6 +117,13 @@ const avi_error *avi_h5_error(const avi_h5_writer *w);
 size_t avi_h5_row_count(const avi_h5_writer *w);
 size_t avi_h5_frame_count(const avi_h5_writer *w);
 
+/* Resuming: appends the first `rows` rows and `frames` frames of an earlier
+ * output file (opened read-only in SWMR mode, so a killed run's file
+ * works) to a new writer of the same layout, value for value. Returns 0 or
+ * non-zero with err filled. */
+int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
+                       int body_count, size_t vertex_count, avi_error *err);
+
 /* `avi info`: prints a summary of an output file (live or finished): scene,
  * integrator, bodies, events, simulated time, relative total-energy drift
  * (max |E - E0| / |E0| and final), momentum error (max |p - p0| relative to

@@ -27,7 +27,8 @@ const char *avi_kind_name(avi_kind kind);
 typedef enum {
     AVI_OK = 0,
     AVI_ERR_RUN = 1,   /* the run failed: blow-up, I/O error */
-    AVI_ERR_INPUT = 2  /* bad usage or bad input */
+    AVI_ERR_INPUT = 2, /* bad usage or bad input */
+    AVI_INTERRUPTED = 130 /* stopped on request (SIGINT / SIGTERM): 128 + SIGINT */
 } avi_status;
 
 /* Human-readable description of the last failure of an object. */

@@ -1,8 +1,10 @@
 /* The avi command: run a scene, summarise an output file, list scenes. */
 #include "avi/avi.h"
+#include "avi/checkpoint.h"
 #include "avi/output.h"
 #include "avi/scene.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,9 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Exit status when a run is stopped by SIGINT / SIGTERM (128 + SIGINT, as a
- * shell reports it), distinct from success, failure and bad input. */
-#define EXIT_INTERRUPTED 130
 
 static const char usage[] =
     "usage: avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--quiet]\n"
@@ -27,7 +26,9 @@ static const char usage[] =
     "          scene's output.file) with an XDMF sidecar OUT.xmf.\n"
     "          --set KEY=VALUE overrides a scene key by its dotted path, e.g.\n"
     "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"
-    "  resume  continues a run from its latest checkpoint\n"
+    "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
+    "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
+    "          --set time.end=T extends a finished run\n"
     "  info    prints a summary of an output file\n"
     "  scenes  lists the built-in scenes\n"
     "\n"
@@ -52,6 +53,10 @@ typedef struct {
     int progress;            /* draw a progress line */
     double wall_start, wall_last_draw;
     int io_failed;
+    char checkpoint[4096];   /* checkpoint path */
+    avi_checkpoint_info ckpt;
+    avi_error ckpt_err;
+    int ckpt_failed;
 } run_state;
 
 static void draw_progress(const avi_engine *e, run_state *rs, double t, int final)
@@ -76,16 +81,12 @@ static int energy_observer(const avi_engine *e, double t, void *user)
     run_state *rs = user;
     avi_observation o;
     avi_engine_observe(e, t, &o);
-    if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o)) {
-        rs->io_failed = 1;
-        return AVI_ERR_RUN;
-    }
-    if (avi_h5_flush(rs->writer)) {
+    if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o) || avi_h5_flush(rs->writer)) {
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
     if (rs->progress) draw_progress(e, rs, t, 0);
-    return stop_requested ? EXIT_INTERRUPTED : 0;
+    return 0;
 }
 
 static int frame_observer(const avi_engine *e, double t, void *user)
@@ -98,7 +99,194 @@ static int frame_observer(const avi_engine *e, double t, void *user)
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    return stop_requested ? EXIT_INTERRUPTED : 0;
+    return 0;
+}
+
+/* The output is flushed first, so the file holds every row the
+ * checkpoint's observer positions say was written. */
+static int write_checkpoint(const avi_engine *e, run_state *rs)
+{
+    if (avi_h5_flush(rs->writer)) {
+        rs->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    if (avi_checkpoint_write(rs->checkpoint, e, &rs->ckpt, &rs->ckpt_err)) {
+        rs->ckpt_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    return 0;
+}
+
+static int checkpoint_observer(const avi_engine *e, double t, void *user)
+{
+    (void)t;
+    return write_checkpoint(e, user);
+}
+
+/* Runs a loaded scene to its end time, writing `out`. With `resume` (a
+ * checkpoint path), the engine continues from that checkpoint and the
+ * output keeps the rows and frames written before it. */
+static int run_scene(avi_scene *scene, const char *source, const char *out, int quiet, const char *resume)
+{
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    avi_model *model = NULL;
+    avi_scene_bodies info = {0, NULL};
+    if (avi_scene_build(scene, &model, &info, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
+
+    /* Output layout: bodies, masses, connectivity, parameters. */
+    size_t nv = avi_model_vertex_count(model);
+    double *mass = malloc((nv ? nv : 1) * sizeof *mass);
+    avi_h5_body *bodies = calloc(info.count ? info.count : 1, sizeof *bodies);
+    char *resolved = avi_scene_emit(scene);
+    char old_path[4096] = "";
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.x = malloc((nv ? nv : 1) * sizeof *rs.x);
+    rs.v = malloc((nv ? nv : 1) * sizeof *rs.v);
+    int rc = AVI_OK;
+    avi_engine *engine = NULL;
+    if (!mass || !bodies || !resolved || !rs.x || !rs.v) {
+        fprintf(stderr, "avi: out of memory\n");
+        rc = AVI_ERR_RUN;
+        goto done;
+    }
+    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(model, (uint32_t)i);
+    for (size_t b = 0; b < info.count; b++) {
+        const avi_scene_body_info *bi = &info.bodies[b];
+        bodies[b].name = bi->name;
+        bodies[b].first_vertex = bi->first_vertex;
+        bodies[b].vertex_count = bi->vertex_count;
+        bodies[b].mass = mass + bi->first_vertex;
+        bodies[b].triangles = (const uint32_t (*)[3])bi->triangles;
+        bodies[b].triangle_count = bi->triangle_count;
+        bodies[b].tets = (const uint32_t (*)[4])bi->tets;
+        bodies[b].tet_count = bi->tet_count;
+    }
+    avi_h5_layout layout;
+    memset(&layout, 0, sizeof layout);
+    layout.path = out;
+    layout.bodies = bodies;
+    layout.body_count = (int)info.count;
+    layout.scene_name = scene->name;
+    layout.scene_text = scene->text;
+    layout.resolved_text = resolved;
+    layout.integrator = avi_integrator_name(scene->integrator.type);
+    layout.end_time = scene->end_time;
+    layout.energy_every = scene->output.energy_every;
+    layout.frame_every = scene->output.frame_every;
+    layout.vertex_count = nv;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) {
+        layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
+        avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
+    }
+    engine = avi_engine_create_for_scene(scene, &info, model, &err);
+    if (!engine) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        rc = err.status ? (int)err.status : AVI_ERR_RUN;
+        goto done;
+    }
+    /* Observers in a fixed order: checkpoints store their positions. */
+    avi_engine_add_observer(engine, scene->output.energy_every, energy_observer, &rs);
+    avi_engine_add_observer(engine, scene->output.frame_every, frame_observer, &rs);
+    if (scene->output.checkpoint_every > 0.0)
+        avi_engine_add_observer(engine, scene->output.checkpoint_every, checkpoint_observer, &rs);
+    avi_checkpoint_path(out, rs.checkpoint, sizeof rs.checkpoint);
+    rs.ckpt.scene_source = source;
+    rs.ckpt.scene_text = scene->text;
+    rs.ckpt.resolved_text = resolved;
+    rs.ckpt.output_path = out;
+
+    size_t keep_rows = 0, keep_frames = 0;
+    if (resume) {
+        if (avi_checkpoint_restore(resume, engine, &err)) {
+            fprintf(stderr, "avi: %s\n", err.message);
+            rc = AVI_ERR_RUN;
+            goto done;
+        }
+        /* Rows and frames already written are the observers' first calls. */
+        keep_rows = (size_t)avi_engine_observer_calls(engine, 0);
+        keep_frames = (size_t)avi_engine_observer_calls(engine, 1);
+        snprintf(old_path, sizeof old_path, "%s.resume-old", out);
+        if (rename(out, old_path)) {
+            fprintf(stderr, "avi: %s: cannot move the earlier output aside: %s\n", out, strerror(errno));
+            rc = AVI_ERR_RUN;
+            old_path[0] = '\0';
+            goto done;
+        }
+    }
+    rs.writer = avi_h5_create(&layout, &err);
+    if (!rs.writer) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        rc = AVI_ERR_RUN;
+        goto done;
+    }
+    if (resume) {
+        if (avi_h5_copy_prefix(old_path, rs.writer, keep_rows, keep_frames, bodies, (int)info.count, nv, &err) ||
+            avi_h5_flush(rs.writer)) {
+            fprintf(stderr, "avi: %s\n", err.message[0] ? err.message : avi_h5_error(rs.writer)->message);
+            rc = AVI_ERR_RUN;
+            goto done;
+        }
+        unlink(old_path);
+        old_path[0] = '\0';
+    }
+    rs.end_time = scene->end_time;
+    rs.progress = !quiet && isatty(STDERR_FILENO);
+    rs.wall_start = wall_now();
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    avi_engine_set_stop_flag(engine, &stop_requested);
+
+    rc = avi_engine_run(engine, scene->end_time);
+    if (rs.progress) draw_progress(engine, &rs, avi_engine_time(engine), 1);
+    /* A checkpoint at the end (or where a signal stopped the run), from
+     * which `avi resume` continues or extends the run. */
+    if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !rs.io_failed && !rs.ckpt_failed) {
+        if (write_checkpoint(engine, &rs) != 0) rc = AVI_ERR_RUN;
+    }
+    char completion[AVI_H5_COMPLETION_LEN];
+    if (rc == AVI_OK) {
+        snprintf(completion, sizeof completion, "complete");
+    } else if (rc == AVI_INTERRUPTED) {
+        snprintf(completion, sizeof completion, "interrupted");
+        fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s; checkpoint %s\n", (int)stop_requested,
+                avi_engine_time(engine), rs.checkpoint);
+    } else {
+        const char *why = rs.io_failed ? avi_h5_error(rs.writer)->message
+                          : rs.ckpt_failed ? rs.ckpt_err.message
+                                           : avi_engine_error(engine)->message;
+        snprintf(completion, sizeof completion, "failed: %.50s", why);
+        fprintf(stderr, "avi: %s\n", why);
+        rc = AVI_ERR_RUN;
+    }
+    if (avi_h5_close(rs.writer, completion, &err)) {
+        if (rc == AVI_OK) fprintf(stderr, "avi: %s\n", err.message);
+        if (rc == AVI_OK || rc == AVI_INTERRUPTED) rc = AVI_ERR_RUN;
+    }
+    rs.writer = NULL;
+    if (rc == AVI_OK && !quiet)
+        fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s; wrote %s\n", scene->name,
+                (unsigned long long)avi_engine_events_total(engine), scene->end_time, wall_now() - rs.wall_start, out);
+done:
+    if (rs.writer) avi_h5_close(rs.writer, "failed: could not start", NULL);
+    if (old_path[0]) rename(old_path, out); /* put the earlier output back */
+    avi_engine_destroy(engine);
+    avi_model_destroy(model);
+    avi_scene_bodies_free(&info);
+    free(resolved);
+    free(bodies);
+    free(mass);
+    free(rs.x);
+    free(rs.v);
+    return rc;
 }
 
 typedef struct {
@@ -159,116 +347,62 @@ static int cmd_run(int argc, char **argv)
         return err.status ? (int)err.status : AVI_ERR_INPUT;
     }
     free(a.sets);
-    const char *out = a.out ? a.out : scene.output.file;
-    avi_model *model = NULL;
-    avi_scene_bodies info = {0, NULL};
-    if (avi_scene_build(&scene, &model, &info, &err)) {
+    int rc = run_scene(&scene, a.scene, a.out ? a.out : scene.output.file, a.quiet, NULL);
+    avi_scene_free(&scene);
+    return rc;
+}
+
+/* avi resume OUT.h5 [--set time.end=T] [--quiet]: the scene comes from the
+ * checkpoint; only the end time may change. */
+static int cmd_resume(int argc, char **argv)
+{
+    run_args a;
+    if (parse_run_args(argc, argv, &a) || a.out || argc == 0 || a.scene == NULL || strcmp(a.scene, "sphere-plate") == 0) {
+        if (a.sets) fprintf(stderr, "usage: avi resume OUT.h5 [--set time.end=T] [--quiet]\n");
+        free(a.sets);
+        return AVI_ERR_INPUT;
+    }
+    for (size_t k = 0; k < a.nsets; k++)
+        if (strncmp(a.sets[k], "time.end=", 9) != 0) {
+            fprintf(stderr, "avi: resume: only --set time.end=T may change a resumed run (got '%s')\n", a.sets[k]);
+            free(a.sets);
+            return AVI_ERR_INPUT;
+        }
+    char ckpt[4096];
+    avi_checkpoint_path(a.scene, ckpt, sizeof ckpt);
+    avi_checkpoint_meta meta;
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    if (access(ckpt, R_OK) != 0) {
+        fprintf(stderr, "avi: resume: %s: no checkpoint (%s)\n", ckpt, strerror(errno));
+        free(a.sets);
+        return AVI_ERR_INPUT;
+    }
+    if (avi_checkpoint_read_info(ckpt, &meta, &err)) {
         fprintf(stderr, "avi: %s\n", err.message);
-        avi_scene_free(&scene);
+        free(a.sets);
+        return AVI_ERR_INPUT;
+    }
+    avi_scene scene;
+    int rc = avi_scene_load_string(meta.resolved_text, strlen(meta.resolved_text), meta.scene_source, NULL, a.sets,
+                                   a.nsets, &scene, &err);
+    free(a.sets);
+    if (rc) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        avi_checkpoint_meta_free(&meta);
         return err.status ? (int)err.status : AVI_ERR_INPUT;
     }
-
-    /* Output layout: bodies, masses, connectivity, parameters. */
-    size_t nv = avi_model_vertex_count(model);
-    double *mass = malloc((nv ? nv : 1) * sizeof *mass);
-    avi_h5_body *bodies = calloc(info.count ? info.count : 1, sizeof *bodies);
-    char *resolved = avi_scene_emit(&scene);
-    run_state rs;
-    memset(&rs, 0, sizeof rs);
-    rs.x = malloc((nv ? nv : 1) * sizeof *rs.x);
-    rs.v = malloc((nv ? nv : 1) * sizeof *rs.v);
-    int rc = AVI_OK;
-    avi_engine *engine = NULL;
-    if (!mass || !bodies || !resolved || !rs.x || !rs.v) {
-        fprintf(stderr, "avi: out of memory\n");
-        rc = AVI_ERR_RUN;
-        goto done;
-    }
-    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(model, (uint32_t)i);
-    for (size_t b = 0; b < info.count; b++) {
-        const avi_scene_body_info *bi = &info.bodies[b];
-        bodies[b].name = bi->name;
-        bodies[b].first_vertex = bi->first_vertex;
-        bodies[b].vertex_count = bi->vertex_count;
-        bodies[b].mass = mass + bi->first_vertex;
-        bodies[b].triangles = (const uint32_t (*)[3])bi->triangles;
-        bodies[b].triangle_count = bi->triangle_count;
-        bodies[b].tets = (const uint32_t (*)[4])bi->tets;
-        bodies[b].tet_count = bi->tet_count;
-    }
-    avi_h5_layout layout;
-    memset(&layout, 0, sizeof layout);
-    layout.path = out;
-    layout.bodies = bodies;
-    layout.body_count = (int)info.count;
-    layout.scene_name = scene.name;
-    layout.scene_text = scene.text;
-    layout.resolved_text = resolved;
-    layout.integrator = avi_integrator_name(scene.integrator.type);
-    layout.end_time = scene.end_time;
-    layout.energy_every = scene.output.energy_every;
-    layout.frame_every = scene.output.frame_every;
-    layout.vertex_count = nv;
-    for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
-        avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
-    }
-    engine = avi_engine_create_for_scene(&scene, &info, model, &err);
-    if (!engine) {
-        fprintf(stderr, "avi: %s\n", err.message);
-        rc = err.status ? (int)err.status : AVI_ERR_RUN;
-        goto done;
-    }
-    rs.writer = avi_h5_create(&layout, &err);
-    if (!rs.writer) {
-        fprintf(stderr, "avi: %s\n", err.message);
-        rc = AVI_ERR_RUN;
-        goto done;
-    }
-    rs.end_time = scene.end_time;
-    rs.progress = !a.quiet && isatty(STDERR_FILENO);
-    rs.wall_start = wall_now();
-    avi_engine_add_observer(engine, scene.output.energy_every, energy_observer, &rs);
-    avi_engine_add_observer(engine, scene.output.frame_every, frame_observer, &rs);
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-
-    rc = avi_engine_run(engine, scene.end_time);
-    if (rs.progress) draw_progress(engine, &rs, avi_engine_time(engine), 1);
-    char completion[AVI_H5_COMPLETION_LEN];
-    if (rc == AVI_OK) {
-        snprintf(completion, sizeof completion, "complete");
-    } else if (rc == EXIT_INTERRUPTED) {
-        snprintf(completion, sizeof completion, "interrupted");
-        fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s\n", (int)stop_requested, avi_engine_time(engine));
+    if (scene.end_time < meta.time) {
+        fprintf(stderr, "avi: resume: %s already reached t = %g, after the end time\n", a.scene, meta.time);
+        rc = AVI_ERR_INPUT;
     } else {
-        const char *why = rs.io_failed ? avi_h5_error(rs.writer)->message : avi_engine_error(engine)->message;
-        snprintf(completion, sizeof completion, "failed: %.50s", why);
-        fprintf(stderr, "avi: %s\n", why);
-        rc = AVI_ERR_RUN;
+        /* The scene as given stays the one recorded in the file. */
+        free(scene.text);
+        scene.text = strdup(meta.scene_text);
+        rc = scene.text ? run_scene(&scene, meta.scene_source, a.scene, a.quiet, ckpt) : AVI_ERR_RUN;
     }
-    if (avi_h5_close(rs.writer, completion, &err)) {
-        if (rc == AVI_OK) fprintf(stderr, "avi: %s\n", err.message);
-        if (rc == AVI_OK || rc == EXIT_INTERRUPTED) rc = AVI_ERR_RUN;
-    }
-    rs.writer = NULL;
-    if (rc == AVI_OK && !a.quiet)
-        fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s; wrote %s\n", scene.name,
-                (unsigned long long)avi_engine_events_total(engine), scene.end_time, wall_now() - rs.wall_start, out);
-done:
-    avi_engine_destroy(engine);
-    avi_model_destroy(model);
-    avi_scene_bodies_free(&info);
     avi_scene_free(&scene);
-    free(resolved);
-    free(bodies);
-    free(mass);
-    free(rs.x);
-    free(rs.v);
+    avi_checkpoint_meta_free(&meta);
     return rc;
 }
 
@@ -312,10 +446,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "scenes")) return cmd_scenes();
-    if (!strcmp(cmd, "resume")) {
-        fprintf(stderr, "avi: resume: this version writes no checkpoints, so there is nothing to resume from\n");
-        return AVI_ERR_INPUT;
-    }
+    if (!strcmp(cmd, "resume")) return cmd_resume(argc - 2, argv + 2);
     fprintf(stderr, "avi: unknown command '%s'\n%s", cmd, usage);
     return AVI_ERR_INPUT;
 }

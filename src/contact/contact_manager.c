@@ -179,6 +179,25 @@ static long stencil_find(avi_contact_manager *cm, uint8_t type, uint32_t a, uint
     return (long)cm->nst++;
 }
 
+int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst)
+{
+    if (npot > cm->cap_pot) {
+        avi_contact_potential *p = realloc(cm->pot, npot * sizeof *p);
+        if (!p) return -1;
+        cm->pot = p;
+        cm->cap_pot = npot;
+    }
+    if (nst > cm->cap_st) {
+        avi_contact_stencil *s = realloc(cm->st, nst * sizeof *s);
+        if (!s) return -1;
+        cm->st = s;
+        cm->cap_st = nst;
+    }
+    return 0;
+}
+
+int avi_contact_reindex(avi_contact_manager *cm) { return hash_rebuild(cm, cm->nst); }
+
 /* Layer-1 step of a stencil: safety * 2 / omega with omega^2 bounded by
  * AVI_CONTACT_VALENCE k_1 (max inverse mass of side A + of side B): the
  * distance gradient has unit length on each side spread over convex

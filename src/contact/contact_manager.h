@@ -78,6 +78,12 @@ int avi_contact_run(avi_engine *e, double t);
  * negative value on error (engine error set). */
 int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time);
 
+/* For restoring a checkpoint: room for npot potentials and nst stencils
+ * (counts are then set by the caller), and the stencil index rebuilt from
+ * the stencil array. 0 or -1 when out of memory. */
+int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst);
+int avi_contact_reindex(avi_contact_manager *cm);
+
 /* Observation at time t: contact energy, alive potentials, minimum distance
  * over the stencils within reach (+inf when none). */
 void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);

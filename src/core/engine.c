@@ -104,6 +104,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     struct avi_contact_manager *cm = e->contact;
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
+    double t_last = -INFINITY; /* time of the last event processed */
     for (;;) {
         /* The contact manager runs before any potential event at its time. */
         if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_queue_top(q)->t)) {
@@ -114,6 +115,13 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         if (q->size == 0) break;
         avi_event ev = *avi_queue_top(q);
         if (!(ev.t < t_stop)) break;
+        if (e->stop && *e->stop && ev.t > t_last) {
+            /* A time boundary: everything before ev.t is done. */
+            if (ev.t > e->time) e->time = ev.t;
+            rc = AVI_INTERRUPTED;
+            goto out;
+        }
+        t_last = ev.t;
         unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
         uint32_t i = ev.id & AVI_ID_INDEX_MASK;
         /* First event of a clock: half impulse (staggered velocities). */
@@ -267,6 +275,16 @@ int avi_engine_run(avi_engine *e, double t_end)
 }
 
 double avi_engine_time(const avi_engine *e) { return e->time; }
+
+uint64_t avi_engine_observer_calls(const avi_engine *e, int index)
+{
+    if (index < 0 || index >= e->nobs) return 0;
+    const avi_observer *o = &e->obs[index];
+    /* Calls at 0, interval, ..., (next - 1) interval; a final call at an
+     * end time off the grid is not counted (resuming drops it). */
+    return o->next;
+}
+void avi_engine_set_stop_flag(avi_engine *e, volatile sig_atomic_t *flag) { e->stop = flag; }
 const avi_model *avi_engine_model(const avi_engine *e) { return e->model; }
 const avi_error *avi_engine_error(const avi_engine *e) { return &e->err; }
 uint64_t avi_engine_event_count(const avi_engine *e, avi_kind kind)

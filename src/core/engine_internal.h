@@ -25,6 +25,7 @@ struct avi_engine {
     double time; /* every event with t < time has been processed */
     uint64_t events[AVI_KIND_COUNT];
     double damping; /* k_D of Kharevych et al. 2006 sec. 5.2 (avi_engine_set_damping); 0: none */
+    volatile sig_atomic_t *stop; /* see avi_engine_set_stop_flag */
     int nobs, cap_obs;
     avi_observer *obs;
     avi_error err;

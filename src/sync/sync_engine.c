@@ -158,6 +158,12 @@ int avi_sync_advance(avi_engine *e, double t_stop)
          * in output times, so that an output time on the grid reads
          * (q_k, p_k) itself. */
         if (explicit ? !((double)s->step * h < t_stop) : !((double)(s->step + 1) * h <= t_stop + 1e-9 * h)) break;
+        if (e->stop && *e->stop) {
+            /* A step boundary: the state is that of time step * h. */
+            double t = (double)s->step * h;
+            if (t > e->time) e->time = t;
+            return AVI_INTERRUPTED;
+        }
         int rc;
         switch (s->opt.type) {
         case AVI_INTEGRATOR_SYNC_EXPLICIT: rc = avi_sync_step_explicit(e, s); break;

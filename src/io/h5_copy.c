@@ -1,0 +1,187 @@
+/* Resuming: the first rows and frames of an earlier output file, copied
+ * value for value into a new writer. */
+#include "avi/output.h"
+
+#include <hdf5.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(avi_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(avi_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = AVI_ERR_RUN;
+    }
+    return AVI_ERR_RUN;
+}
+
+/* Reads the first n rows (each `width` values) of a dataset. */
+static int read_rows(hid_t f, const char *path, hid_t type, size_t n, size_t width, void *out)
+{
+    if (n == 0) return 0;
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    if (ds < 0) return -1;
+    hid_t fs = H5Dget_space(ds);
+    int rank = H5Sget_simple_extent_ndims(fs);
+    hsize_t dims[3] = {0, 0, 0}, start[3] = {0, 0, 0}, cnt[3];
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    int rc = -1;
+    if (rank >= 1 && rank <= 3 && dims[0] >= n) {
+        for (int r = 0; r < rank; r++) cnt[r] = dims[r];
+        cnt[0] = n;
+        size_t w = 1;
+        for (int r = 1; r < rank; r++) w *= (size_t)dims[r];
+        hid_t ms = H5Screate_simple(rank, cnt, NULL);
+        if (w == width && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0 &&
+            H5Dread(ds, type, ms, fs, H5P_DEFAULT, out) >= 0)
+            rc = 0;
+        H5Sclose(ms);
+    }
+    H5Sclose(fs);
+    H5Dclose(ds);
+    return rc;
+}
+
+static long row_count(hid_t f, const char *path)
+{
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    if (ds < 0) return -1;
+    hid_t fs = H5Dget_space(ds);
+    hsize_t dims[3] = {0, 0, 0};
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    H5Sclose(fs);
+    H5Dclose(ds);
+    return (long)dims[0];
+}
+
+int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
+                       int body_count, size_t vertex_count, avi_error *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (f < 0) return fail(err, "%s: cannot open the earlier output to copy from", old_path);
+    int rc = 0;
+    long have_rows = row_count(f, "/observables/kinetic_energy/value");
+    if (have_rows < (long)rows) rc = fail(err, "%s: has %ld rows, the checkpoint needs %zu", old_path, have_rows, rows);
+
+    /* Rows: one array per observable, then one avi_observation per row. */
+    static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
+                                    "total_energy", "min_contact_distance"};
+    double *sc[6] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
+    int64_t *step = NULL, *events = NULL, *active = NULL, *by_kind = NULL;
+    size_t n = rows ? rows : 1;
+    for (int k = 0; k < 6 && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
+    if (!rc) {
+        lin = malloc(3 * n * sizeof *lin);
+        ang = malloc(3 * n * sizeof *ang);
+        time = malloc(n * sizeof *time);
+        step = malloc(n * sizeof *step);
+        events = malloc(n * sizeof *events);
+        active = malloc(n * sizeof *active);
+        by_kind = malloc(AVI_KIND_COUNT * n * sizeof *by_kind);
+        rc = !lin || !ang || !time || !step || !events || !active || !by_kind;
+        if (rc) fail(err, "out of memory");
+    }
+    char path[512];
+    for (int k = 0; k < 6 && !rc; k++) {
+        snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
+        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = fail(err, "%s: cannot read %s", old_path, path);
+    }
+    if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, lin) ||
+                read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, ang) ||
+                read_rows(f, "/observables/kinetic_energy/time", H5T_NATIVE_DOUBLE, rows, 1, time) ||
+                read_rows(f, "/observables/kinetic_energy/step", H5T_NATIVE_INT64, rows, 1, step) ||
+                read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, rows, 1, events) ||
+                read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, rows, 1, active) ||
+                read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, rows, AVI_KIND_COUNT, by_kind)))
+        rc = fail(err, "%s: cannot read the observables", old_path);
+    for (size_t r = 0; r < rows && !rc; r++) {
+        avi_observation o;
+        memset(&o, 0, sizeof o);
+        o.time = time[r];
+        o.kinetic = sc[0][r];
+        o.elastic = sc[1][r];
+        o.contact = sc[2][r];
+        o.external = sc[3][r];
+        o.total = sc[4][r];
+        o.min_contact_distance = sc[5][r];
+        for (int c = 0; c < 3; c++) {
+            o.linear_momentum[c] = lin[3 * r + c];
+            o.angular_momentum[c] = ang[3 * r + c];
+        }
+        for (int k = 0; k < AVI_KIND_COUNT; k++) o.events[k] = (uint64_t)by_kind[AVI_KIND_COUNT * r + k];
+        o.events_total = (uint64_t)events[r];
+        o.active_contact_potentials = (uint64_t)active[r];
+        if (avi_h5_write_observation(w, step[r], &o)) rc = fail(err, "%s", avi_h5_error(w)->message);
+    }
+    for (int k = 0; k < 6; k++) free(sc[k]);
+    free(lin);
+    free(ang);
+    free(time);
+    free(step);
+    free(events);
+    free(active);
+    free(by_kind);
+
+    /* Frames: every body's hyperslab k into one all-vertex array. */
+    double (*x)[3] = malloc((vertex_count ? vertex_count : 1) * sizeof *x);
+    double (*v)[3] = malloc((vertex_count ? vertex_count : 1) * sizeof *v);
+    if (!rc && (!x || !v)) rc = fail(err, "out of memory");
+    for (size_t k = 0; k < frames && !rc; k++) {
+        int64_t fstep = 0;
+        double ftime = 0.0;
+        for (int b = 0; b < body_count && !rc; b++) {
+            const avi_h5_body *body = &bodies[b];
+            size_t nb = body->vertex_count;
+            for (int which = 0; which < 2 && !rc; which++) {
+                snprintf(path, sizeof path, "/particles/%s/%s/value", body->name, which ? "velocity" : "position");
+                hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+                hid_t fs = ds >= 0 ? H5Dget_space(ds) : -1;
+                hsize_t start[3] = {k, 0, 0}, cnt[3] = {1, nb, 3};
+                hid_t ms = H5Screate_simple(3, cnt, NULL);
+                double (*dst)[3] = (which ? v : x) + body->first_vertex;
+                if (ds < 0 || fs < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+                    H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, dst) < 0)
+                    rc = fail(err, "%s: cannot read frame %zu of %s", old_path, k, path);
+                H5Sclose(ms);
+                if (fs >= 0) H5Sclose(fs);
+                if (ds >= 0) H5Dclose(ds);
+            }
+            if (b == 0 && !rc) {
+                snprintf(path, sizeof path, "/particles/%s/position", body->name);
+                char p2[600];
+                snprintf(p2, sizeof p2, "%s/step", path);
+                hid_t ds = H5Dopen2(f, p2, H5P_DEFAULT);
+                hid_t fs = ds >= 0 ? H5Dget_space(ds) : -1;
+                hsize_t start[1] = {k}, cnt[1] = {1};
+                hid_t ms = H5Screate_simple(1, cnt, NULL);
+                if (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+                    H5Dread(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &fstep) < 0)
+                    rc = fail(err, "%s: cannot read %s", old_path, p2);
+                if (fs >= 0) H5Sclose(fs);
+                if (ds >= 0) H5Dclose(ds);
+                snprintf(p2, sizeof p2, "%s/time", path);
+                ds = H5Dopen2(f, p2, H5P_DEFAULT);
+                fs = ds >= 0 ? H5Dget_space(ds) : -1;
+                if (!rc && (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+                            H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &ftime) < 0))
+                    rc = fail(err, "%s: cannot read %s", old_path, p2);
+                H5Sclose(ms);
+                if (fs >= 0) H5Sclose(fs);
+                if (ds >= 0) H5Dclose(ds);
+            }
+        }
+        if (!rc && avi_h5_write_frame(w, fstep, ftime, (const double (*)[3])x, (const double (*)[3])v))
+            rc = fail(err, "%s", avi_h5_error(w)->message);
+    }
+    free(x);
+    free(v);
+    H5Fclose(f);
+    return rc;
+}
