@@ -97,6 +97,9 @@ $(SAN_LIB): $(LIB_SRC:%.c=$(SAN)/%.o)
 $(SAN)/tests/%: $(SAN)/tests/unit/%.o $(SAN_LIB)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(SAN_LIBS)
 
+$(SAN)/avi: $(CLI_SRC:%.c=$(SAN)/%.o) $(SAN_LIB)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(SAN_LIBS)
+
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
 # against trigraphs), included by src/io/builtin_scenes.c. The directory is a
 # prerequisite so that adding or removing a scene regenerates the list.
@@ -121,8 +124,10 @@ test-unit: $(UNIT_BIN) $(PHYS_BIN)
 	@tests/run_suite.sh $^
 
 # jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
-test-san: $(SAN_UNIT)
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $^
+test-san: $(SAN_UNIT) $(SAN)/avi all
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
+	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh
 
 test-cli: all
 	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then tests/run_cli.sh; fi

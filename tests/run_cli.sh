@@ -3,9 +3,12 @@
 # with one summary line ("N passed, N failed").
 set -u
 cd "$(dirname "$0")/.."
-export AVI="$PWD/build/avi" PYTHON=/usr/bin/python3 ROOT="$PWD"
+# AVI_BIN picks another build of the binary (the sanitizer build); arguments
+# pick test scripts (default: all).
+export AVI="${AVI_BIN:+$PWD/}${AVI_BIN:-$PWD/build/avi}" PYTHON=/usr/bin/python3 ROOT="$PWD"
 pass=0; fail=0; failed=()
-for t in tests/cli/test_*.sh; do
+scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
+for t in "${scripts[@]}"; do
   start=$EPOCHREALTIME
   if bash "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=("$t"); fi
   awk -v a="$start" -v b="$EPOCHREALTIME" -v n="$(basename "$t")" 'BEGIN{printf "  [%s] %.1fs\n", n, b-a}'
