@@ -41,7 +41,7 @@ SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
 .PHONY: all deps run test test-unit test-san test-cli test-long bench valgrind clean
-all: deps $(LIB) $(AVI)
+all: deps $(LIB) $(AVI) $(B)/tests/check_penetration
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
@@ -82,6 +82,11 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(LIB)
 $(B)/tests/%: $(B)/tests/physics/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Independent interpenetration checker for tests: HDF5 only, never libavi.
+$(B)/tests/check_penetration: tests/tools/check_penetration.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(shell pkg-config --cflags hdf5) -o $@ $< $(shell pkg-config --libs hdf5) -lm
 
 $(B)/bench/%: $(B)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
