@@ -1,0 +1,210 @@
+/* Regression on a coarse sphere-plate impact (the built-in scene with
+ * icosphere subdivisions 2 and disk rings 8): momentum conservation to
+ * round-off, bounded energy, the closest approach above the inner layer
+ * thickness, and no interpenetration in the written frames by
+ * build/tests/check_penetration (which shares no code with the contact
+ * code). At 100 m/s the run covers the impact and the rebound (contact ends
+ * at about 1.6 ms); the same scene at 1000 m/s covers the crash. */
+#include "../unit/check_main.h"
+#include "avi/avi.h"
+#include "avi/output.h"
+#include "avi/scene.h"
+#include "avi/sync.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    double p0[3], l0[3], p_scale, l_scale;
+    double p_err, l_err, e0, e_dev, min_distance, max_contact;
+    uint64_t max_active;
+    avi_h5_writer *w;
+    double (*x)[3], (*v)[3];
+} run_state;
+
+static double norm3(const double *a) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+static int on_row(const avi_engine *e, double t, void *user)
+{
+    run_state *s = user;
+    avi_observation o;
+    avi_engine_observe(e, t, &o);
+    double dp[3], dl[3];
+    for (int c = 0; c < 3; c++) {
+        dp[c] = o.linear_momentum[c] - s->p0[c];
+        dl[c] = o.angular_momentum[c] - s->l0[c];
+    }
+    s->p_err = fmax(s->p_err, norm3(dp) / s->p_scale);
+    s->l_err = fmax(s->l_err, norm3(dl) / s->l_scale);
+    s->e_dev = fmax(s->e_dev, fabs(o.total - s->e0) / fabs(s->e0));
+    s->min_distance = fmin(s->min_distance, o.min_contact_distance);
+    s->max_contact = fmax(s->max_contact, o.contact);
+    if (o.active_contact_potentials > s->max_active) s->max_active = o.active_contact_potentials;
+    return avi_h5_write_observation(s->w, (int64_t)o.events_total, &o);
+}
+
+static int on_frame(const avi_engine *e, double t, void *user)
+{
+    run_state *s = user;
+    avi_engine_state_at(e, t, &s->x[0][0], &s->v[0][0]);
+    return avi_h5_write_frame(s->w, (int64_t)avi_engine_events_total(e), t, (const double (*)[3])s->x,
+                              (const double (*)[3])s->v) ||
+           avi_h5_flush(s->w);
+}
+
+/* check_penetration beside this program: its exit status (0: no
+ * penetration), or -1 when it is not there; *min_d its minimum distance. */
+static int check_penetration(const char *h5, double *min_d)
+{
+    char exe[4096], cmd[4600], line[512];
+    *min_d = INFINITY;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe), "check_penetration");
+    if (access(exe, X_OK) != 0) {
+        printf("  check_penetration: %s is missing, skipped\n", exe);
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --min-distance --radius 0.01 2>&1", exe, h5);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    while (fgets(line, sizeof line, p)) {
+        printf("  check_penetration: %s", line);
+        double d;
+        if (sscanf(line, "min distance %lf", &d) == 1) *min_d = d;
+    }
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
+static void sphere_plate(const char *velocity, const char *end, const char *frame_every, const char *what)
+{
+    char set_v[64], set_end[64], set_frame[64];
+    snprintf(set_v, sizeof set_v, "bodies.sphere.velocity=%s", velocity);
+    snprintf(set_end, sizeof set_end, "time.end=%s", end);
+    snprintf(set_frame, sizeof set_frame, "output.frame_every=%s", frame_every);
+    const char *sets[] = {"bodies.sphere.mesh.subdivisions=2", "bodies.plate.mesh.rings=8", set_v, set_end, set_frame,
+                          "output.energy_every=1e-6"};
+    avi_scene sc;
+    avi_error err;
+    ck_assert_msg(avi_scene_load_builtin("sphere-plate", sets, 6, &sc, &err) == AVI_OK, "%s", err.message);
+    avi_model *m;
+    avi_scene_bodies info;
+    ck_assert_msg(avi_scene_build(&sc, &m, &info, &err) == AVI_OK, "%s", err.message);
+    avi_engine *e = avi_engine_create_for_scene(&sc, &info, m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+
+    size_t nv = avi_model_vertex_count(m);
+    double *mass = malloc(nv * sizeof *mass);
+    avi_h5_body *hb = calloc(info.count, sizeof *hb);
+    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(m, (uint32_t)i);
+    for (size_t b = 0; b < info.count; b++) {
+        const avi_scene_body_info *bi = &info.bodies[b];
+        hb[b] = (avi_h5_body){bi->name, bi->first_vertex, bi->vertex_count, mass + bi->first_vertex,
+                              (const uint32_t (*)[3])bi->triangles, bi->triangle_count, NULL, 0};
+    }
+    char dir[] = "/tmp/avi_sphere_plate_XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.h5", dir);
+    avi_h5_layout L;
+    memset(&L, 0, sizeof L);
+    L.path = path;
+    L.xdmf_path = "";
+    L.bodies = hb;
+    L.body_count = (int)info.count;
+    L.scene_name = sc.name;
+    L.scene_text = sc.text;
+    L.integrator = "avi";
+    L.end_time = sc.end_time;
+    L.energy_every = sc.output.energy_every;
+    L.frame_every = sc.output.frame_every;
+    L.vertex_count = nv;
+
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.x = malloc(nv * sizeof *s.x);
+    s.v = malloc(nv * sizeof *s.v);
+    s.w = avi_h5_create(&L, &err);
+    ck_assert_msg(s.w != NULL, "%s", err.message);
+    /* Momentum errors relative to sum m |v| and sum m |x| |v| at t = 0. */
+    avi_engine_state_at(e, 0.0, &s.x[0][0], &s.v[0][0]);
+    for (size_t i = 0; i < nv; i++) {
+        s.p_scale += mass[i] * norm3(s.v[i]);
+        s.l_scale += mass[i] * norm3(s.v[i]) * norm3(s.x[i]);
+    }
+    avi_observation o0;
+    avi_engine_observe(e, 0.0, &o0);
+    memcpy(s.p0, o0.linear_momentum, sizeof s.p0);
+    memcpy(s.l0, o0.angular_momentum, sizeof s.l0);
+    s.e0 = o0.total;
+    s.min_distance = INFINITY;
+    ck_assert_int_eq(avi_engine_add_observer(e, sc.output.energy_every, on_row, &s), 0);
+    ck_assert_int_eq(avi_engine_add_observer(e, sc.output.frame_every, on_frame, &s), 0);
+    int rc = avi_engine_run(e, sc.end_time);
+    ck_assert_msg(rc == AVI_OK, "%s", avi_engine_error(e)->message);
+    ck_assert_int_eq(avi_h5_close(s.w, "complete", &err), 0);
+
+    double eta_inf = sc.contact.inner_thickness, checker_d;
+    int checker = check_penetration(path, &checker_d);
+    avi_observation o;
+    avi_engine_observe(e, sc.end_time, &o);
+    printf("sphere-plate %s: %llu events (%llu contact), momentum rel. error linear %.2e angular %.2e, "
+           "max |E-E0|/E0 %.3e, final (E-E0)/E0 %+.3e, max contact energy / E0 %.3e, max active potentials %llu, "
+           "min contact distance (engine) %.4e, (check_penetration, frames) %.4e, eta_inf %.1e\n",
+           what, (unsigned long long)avi_engine_events_total(e),
+           (unsigned long long)avi_engine_event_count(e, AVI_KIND_CONTACT), s.p_err, s.l_err, s.e_dev,
+           (o.total - s.e0) / s.e0, s.max_contact / s.e0, (unsigned long long)s.max_active, s.min_distance,
+           checker_d, eta_inf);
+    ck_assert(s.p_err <= 1e-12);
+    ck_assert(s.l_err <= 1e-12);
+    ck_assert(s.e_dev <= 0.02);
+    ck_assert(s.max_active > 0);
+    ck_assert(s.min_distance > eta_inf);
+    ck_assert(checker <= 0);
+    if (checker == 0) ck_assert(checker_d > eta_inf);
+
+    unlink(path);
+    rmdir(dir);
+    free(s.x);
+    free(s.v);
+    free(mass);
+    free(hb);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&sc);
+}
+
+/* Contact starts at about 40 us; the relative velocity reverses at about
+ * 0.8 ms and the bodies part at about 1.6 ms. */
+START_TEST(test_sphere_plate_100)
+{
+    sphere_plate("[0,0,-100]", avi_test_long() ? "4e-3" : "1.7e-3", "2e-5", "100 m/s");
+}
+END_TEST
+
+START_TEST(test_sphere_plate_1000)
+{
+    sphere_plate("[0,0,-1000]", avi_test_long() ? "6e-4" : "1e-4", "2e-6", "1000 m/s");
+}
+END_TEST
+
+static Suite *sphere_plate_suite(void)
+{
+    Suite *s = suite_create("sphere_plate");
+    TCase *tc = tcase_create("impact");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_test(tc, test_sphere_plate_100);
+    tcase_add_test(tc, test_sphere_plate_1000);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(sphere_plate_suite)
