@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Contact scenes through the command line: two free shells colliding
-# (two-spheres) and a strip folding onto itself (sheet-fold). Each run must
+# (two-spheres) and a strip folding onto itself (strip-fold). Each run must
 # complete, conserve momentum where nothing is pinned (relative to sum m|v|
 # and sum m|x||v| at t = 0), keep its energy in a band, stay above the inner
 # layer thickness, and pass build/tests/check_penetration on its frames
@@ -11,7 +11,7 @@ bad=0
 checker="$ROOT/build/tests/check_penetration"
 
 "$AVI" scenes > "$work/scenes.txt" || { echo "avi scenes failed"; bad=$((bad + 1)); }
-for s in two-spheres sheet-fold; do
+for s in two-spheres strip-fold; do
   grep -q "^ *$s" "$work/scenes.txt" || { echo "avi scenes does not list $s"; bad=$((bad + 1)); }
 done
 
@@ -67,7 +67,7 @@ PY
 }
 
 run two-spheres two-spheres 1 --set time.end=4.5e-3
-run sheet-fold sheet-fold 0
+run strip-fold strip-fold 0
 
 echo "contact cli: $bad problems"
 [ "$bad" -eq 0 ]
