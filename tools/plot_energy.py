@@ -5,8 +5,8 @@ momentum errors of an avi output file (finished or still being written).
 usage: plot_energy.py OUT.h5 [-o OUT.png]
 
 Panels: kinetic, elastic, contact, external and total energy against time;
-(E - E0) / |E0|; |p - p0| / |p0| and |L - L0| / |L0| (absolute values, in
-SI units, where the initial momentum is zero).
+(E - E0) / |E0|; |p - p0| and |L - L0| relative to the larger of |q0| and
+the state's own scale at t = 0 (sum over vertices of m|v|, or m|x||v|).
 """
 import argparse
 import os
@@ -28,15 +28,19 @@ def read_series(f, name):
     return ds[()]
 
 
-def relative_change(q):
-    """|q(t) - q(0)| / |q(0)|, or |q(t) - q(0)| (flag False) when q(0) = 0."""
-    q = np.asarray(q, dtype=float)
-    d = q - q[0]
-    d = np.linalg.norm(d, axis=1) if d.ndim == 2 else np.abs(d)
-    q0 = np.linalg.norm(q[0]) if q.ndim == 2 else abs(q[0])
-    if q0 > 0:
-        return d / q0, True
-    return d, False
+def momentum_scales(f):
+    """sum m|v| and sum m|x||v| over all vertices at the first frame."""
+    p_scale = l_scale = 0.0
+    for body in f.get("/particles", {}):
+        g = f["/particles"][body]
+        try:
+            x, v, m = g["position/value"][0], g["velocity/value"][0], g["mass"][()]
+        except (KeyError, IndexError, ValueError):
+            continue
+        speed = np.linalg.norm(v, axis=1)
+        p_scale += float(np.sum(m * speed))
+        l_scale += float(np.sum(m * speed * np.linalg.norm(x, axis=1)))
+    return p_scale, l_scale
 
 
 def main():
@@ -59,6 +63,7 @@ def main():
             p = read_series(f, "linear_momentum")
             L = read_series(f, "angular_momentum")
             scene = f["/parameters/scene_name"][()] if "/parameters/scene_name" in f else b""
+            p_scale, l_scale = momentum_scales(f)
         except KeyError as e:
             print(f"{args.file}: not an avi output file ({e})", file=sys.stderr)
             return 2
@@ -89,14 +94,17 @@ def main():
     ax[1].set_title("total-energy drift")
     ax[1].axhline(0, color="gray", lw=0.5)
 
-    # Log scale: these errors span decades. |q0| is shown because an error
-    # relative to a nearly vanishing q0 says little.
-    for q, label, unit in ((p[:n], "p", "kg m s-1"), (L[:n], "L", "kg m2 s-1")):
-        d, relative = relative_change(q)
+    # Log scale: these errors span decades. Errors are relative to the larger
+    # of |q0| and the state's own scale (sum m|v|, sum m|x||v| at t = 0),
+    # since an error relative to a nearly vanishing total says little.
+    for q, label, unit, scale in ((p[:n], "p", "kg m s-1", p_scale), (L[:n], "L", "kg m2 s-1", l_scale)):
         q0 = np.linalg.norm(q[0])
+        ref = max(q0, scale)
+        d = np.linalg.norm(q - q[0], axis=1)
+        if ref > 0:
+            d = d / ref
         ax[2].plot(t, np.where(d > 0, d, np.nan),
-                   label=f"|{label} - {label}0| / |{label}0|  (|{label}0| = {q0:.3g} {unit})" if relative
-                   else f"|{label} - {label}0| [{unit}]  ({label}0 = 0)")
+                   label=f"|{label} - {label}0| / {ref:.3g} {unit}")
     ax[2].set_yscale("log")
     ax[2].set_ylabel("momentum error")
     ax[2].set_xlabel("time [s]")
