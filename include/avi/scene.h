@@ -85,7 +85,10 @@
  *                 (default, stored as 0) or > 0; layers: auto (default,
  *                 stored as 0) or an integer in 1..64
  *   gravity       [gx, gy, gz], default [0, 0, 0]
- *   damping       >= 0, default 0
+ *   damping       k_D >= 0 in seconds, default 0: each elastic potential's
+ *                 energy measured between consecutive configurations
+ *                 damps the motion (Kharevych et al. 2006, section 5.2;
+ *                 a spring's force -k_D k dl/dt); every integrator
  *   output        file: default "<name>.h5"; energy_every, frame_every > 0,
  *                 default time.end / 1000 and time.end / 100;
  *                 checkpoint_every >= 0, default 0 (no checkpoints); each
