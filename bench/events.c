@@ -93,7 +93,7 @@ static int run_size(double target_tets, double events_wanted, int reorder)
     /* Bytes the data structures hold per element: vertex records and cold
      * arrays, tet records, heap entries. */
     double bytes_struct = (double)(nv * (sizeof(avi_vertex) + 3 * sizeof(double) + sizeof(double) + sizeof(int32_t)) +
-                                   ntet * sizeof(avi_tet) + e->queue.cap * sizeof(avi_event)) /
+                                   ntet * sizeof(avi_tet) + avi_tl_bytes(&e->queue)) /
                           (double)ntet;
     printf("{\"bench\": \"events\", \"tets\": %zu, \"vertices\": %zu, \"reorder\": %s, \"events\": %llu, "
            "\"wall_s\": %.4f, \"events_per_s\": %.4g, \"ns_per_event\": %.2f, \"dt_spread\": %.2f, "

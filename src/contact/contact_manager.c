@@ -277,7 +277,7 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     cm->alive++;
     cm->activations++;
     avi_event ev = {t, avi_event_id(AVI_KIND_CONTACT, slot), 0};
-    if (avi_queue_push(&e->queue, ev)) return fail(e, "out of memory");
+    if (avi_tl_push(&e->queue, ev)) return fail(e, "out of memory");
     return AVI_OK;
 }
 

@@ -43,8 +43,12 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
         }
         total += counts[k];
     }
+    /* The queue sizes its spans from the clocks' steps. */
+    avi_clock_stats stats = {0};
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        for (size_t i = 0; i < counts[k]; i++) avi_clock_stats_add(&stats, avi_model_time_step(m, (avi_kind)k, i));
     avi_engine *e = calloc(1, sizeof *e);
-    if (!e || avi_queue_init(&e->queue, total)) {
+    if (!e || avi_tl_init(&e->queue, total, total ? &stats : NULL)) {
         free(e);
         err->status = AVI_ERR_RUN;
         snprintf(err->message, sizeof err->message, "out of memory");
@@ -52,7 +56,7 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
     }
     e->model = m;
     if (m->has_contact && !(e->contact = avi_contact_create(m, err))) {
-        avi_queue_free(&e->queue);
+        avi_tl_free(&e->queue);
         free(e);
         return NULL;
     }
@@ -60,7 +64,12 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         for (size_t i = 0; i < counts[k]; i++) {
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
-            avi_queue_push(&e->queue, ev);
+            if (avi_tl_push(&e->queue, ev)) {
+                avi_engine_destroy(e);
+                err->status = AVI_ERR_RUN;
+                snprintf(err->message, sizeof err->message, "out of memory");
+                return NULL;
+            }
         }
     return e;
 }
@@ -70,7 +79,7 @@ void avi_engine_destroy(avi_engine *e)
     if (!e) return;
     if (e->sync) avi_sync_destroy(e->sync);
     avi_contact_destroy(e->contact);
-    avi_queue_free(&e->queue);
+    avi_tl_free(&e->queue);
     free(e->obs);
     free(e);
 }
@@ -100,7 +109,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     if (e->sync) return avi_sync_advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
-    avi_event_queue *q = &e->queue;
+    avi_twolevel_queue *q = &e->queue;
     const double kd = e->damping;
     struct avi_contact_manager *cm = e->contact;
     uint64_t counts[AVI_KIND_COUNT] = {0};
@@ -108,13 +117,13 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     double t_last = -INFINITY; /* time of the last event processed */
     for (;;) {
         /* The contact manager runs before any potential event at its time. */
-        if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_queue_top(q)->t)) {
+        if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_tl_top(q)->t)) {
             rc = avi_contact_run(e, cm->next_run);
             if (rc != AVI_OK) goto out;
             continue;
         }
         if (q->size == 0) break;
-        avi_event ev = *avi_queue_top(q);
+        avi_event ev = *avi_tl_top(q);
         if (!(ev.t < t_stop)) break;
         if (e->stop && *e->stop && ev.t > t_last) {
             /* A time boundary: everything before ev.t is done. */
@@ -182,7 +191,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             /* Off the queue first: the event may push new layers, which can
              * take the top. */
             double next;
-            avi_queue_pop(q, &ev);
+            avi_tl_pop(q, &ev);
             int r = avi_contact_event(e, i, ev.t, ev.n, &next);
             if (r < 0) {
                 rc = AVI_ERR_RUN;
@@ -192,7 +201,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             if (r == 0) {
                 ev.n++;
                 ev.t = next;
-                if (avi_queue_push(q, ev)) {
+                if (avi_tl_push(q, ev)) {
                     rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
                     goto out;
                 }
@@ -219,7 +228,10 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             goto out;
         }
         ev.t = (double)ev.n * dt;
-        avi_queue_replace_top(q, ev);
+        if (avi_tl_replace_top(q, ev)) {
+            rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
+            goto out;
+        }
     }
     if (t_stop > e->time) e->time = t_stop;
 out:

@@ -391,6 +391,22 @@ static int span_remove(avi_twolevel_queue *q, size_t s, double t, uint32_t id)
     return -1;
 }
 
+size_t avi_tl_collect(const avi_twolevel_queue *q, avi_event *out)
+{
+    size_t n = 0;
+    for (size_t i = q->head; i < q->tail; i++) out[n++] = q->bottom[i];
+    for (size_t s = 0; s < q->nspan; s++) {
+        const avi_tl_span *sp = &q->span[s];
+        uint32_t c = sp->first;
+        for (uint32_t i = 0; i < sp->count; i++) {
+            if (i > 0 && i % AVI_TL_CHUNK == 0) c = q->chunk_next[c];
+            out[n++] = q->chunk[c].e[i % AVI_TL_CHUNK];
+        }
+    }
+    for (size_t i = 0; i < q->far_size; i++) out[n++] = q->far[i];
+    return n;
+}
+
 int avi_tl_remove(avi_twolevel_queue *q, double t, uint32_t id)
 {
     uint64_t k = span_of(q, t);

@@ -111,6 +111,9 @@ int avi_tl_remove(avi_twolevel_queue *q, double t, uint32_t id);
 /* Chooses the sizes again for a changed clock set; O(size). Returns 0, or
  * -1 when out of memory (the queue is then unchanged). */
 int avi_tl_retune(avi_twolevel_queue *q, const avi_clock_stats *stats);
+/* Copies every entry, in no particular order, into out (room for
+ * avi_tl_size entries); returns the count. For checkpoints. */
+size_t avi_tl_collect(const avi_twolevel_queue *q, avi_event *out);
 /* Bytes allocated. */
 size_t avi_tl_bytes(const avi_twolevel_queue *q);
 

@@ -170,7 +170,7 @@ static int write_contact(hid_t f, const avi_contact_manager *cm)
 static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *info)
 {
     const avi_model *m = e->model;
-    size_t nv = m->nv, nq = e->queue.size;
+    size_t nv = m->nv, nq = avi_tl_size(&e->queue);
     int rc = 0;
     hid_t a_space = H5Screate(H5S_SCALAR);
     hid_t str = H5Tcopy(H5T_C_S1);
@@ -206,13 +206,16 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
                 buf[i * w + c] = field == 0 ? m->vert[i].x[c] : field == 1 ? m->vert[i].v[c] : m->vert[i].tau;
         rc = put1(f, names[field], H5T_NATIVE_DOUBLE, nv, (size_t)w, buf);
     }
-    /* Queue entries in heap order; restoring pushes them back, and the pop
-     * order depends only on (time, id). */
+    /* Queue entries in storage order; restoring pushes them back, and the
+     * pop order depends only on (time, id). */
+    avi_event *ev = malloc((nq + 1) * sizeof *ev);
+    if (!ev) rc = -1;
+    if (!rc && avi_tl_collect(&e->queue, ev) != nq) rc = -1;
     if (!rc) {
         for (size_t i = 0; i < nq; i++) {
-            buf[i] = e->queue.heap[i].t;
-            ub[2 * i] = e->queue.heap[i].id;
-            ub[2 * i + 1] = e->queue.heap[i].n;
+            buf[i] = ev[i].t;
+            ub[2 * i] = ev[i].id;
+            ub[2 * i + 1] = ev[i].n;
         }
         rc = put1(f, "queue_time", H5T_NATIVE_DOUBLE, nq, 1, buf) ||
              put1(f, "queue_id_step", H5T_NATIVE_UINT32, nq, 2, ub);
@@ -237,6 +240,7 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
         rc = put1(f, "sync_step", H5T_NATIVE_UINT64, 1, 1, &step);
     }
     if (!rc && e->contact) rc = write_contact(f, e->contact);
+    free(ev);
     free(buf);
     free(ub);
     return rc ? -1 : 0;
@@ -426,12 +430,19 @@ int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
     if (!rc) rc = get(f, "queue_time", H5T_NATIVE_DOUBLE, (size_t)nq, buf) ||
                   get(f, "queue_id_step", H5T_NATIVE_UINT32, 2 * (size_t)nq, ub);
     if (!rc) {
-        avi_queue_free(&e->queue);
-        rc = avi_queue_init(&e->queue, (size_t)nq);
+        /* Sized for the restored clocks, which may start far from t = 0. */
+        avi_clock_stats stats = {0};
+        const avi_model *mm = e->model;
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            for (size_t i = 0; i < avi_model_potential_count(mm, (avi_kind)k); i++)
+                avi_clock_stats_add(&stats, avi_model_time_step(mm, (avi_kind)k, i));
+        avi_tl_free(&e->queue);
+        rc = avi_tl_init(&e->queue, (size_t)nq, nq ? &stats : NULL);
         for (long i = 0; i < nq && !rc; i++) {
             avi_event ev = {buf[i], ub[2 * i], ub[2 * i + 1]};
-            rc = avi_queue_push(&e->queue, ev);
+            rc = avi_tl_push(&e->queue, ev);
         }
+        if (!rc && nq) rc = avi_tl_retune(&e->queue, &stats);
     }
     if (!rc) {
         long no = count(f, "observer_next");

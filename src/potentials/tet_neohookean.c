@@ -32,7 +32,7 @@ double avi_tet_energy(const avi_tet *t, const double x[4][3])
  *   dF^-T = -F^-T dF^T F^-T, and dF = dDs Dm^-1 for each unit dof. */
 void avi_tet_hessian(const avi_tet *t, const double x[4][3], double H[12][12])
 {
-    double F[9], Finv[9];
+    double F[9], Finv[9] = {0};
     avi_tet_deformation(t, x, F);
     double J = m3_inverse(Finv, F);
     double FinvT[9];

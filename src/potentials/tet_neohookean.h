@@ -36,33 +36,36 @@ static inline void avi_tet_deformation(const avi_tet *t, const double x[4][3], d
 }
 
 /* g[a] = dV/dx_a. With J <= 0 the energy is undefined and g is NaN, which
- * the engine's blow-up check reports. */
+ * the engine's blow-up check reports. Written column by column so the
+ * compiler keeps everything in registers: the columns of F are
+ * f_k = sum_j Dm^-1[j][k] (x_{j+1} - x_0), those of J F^-T are
+ * c = (f1 x f2, f2 x f0, f0 x f1), V0 P = V0 mu F + V0 (lambda ln J - mu) F^-T,
+ * and g_{j+1} = sum_k (V0 P)_k Dm^-1[j][k]. */
 static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], double g[4][3])
 {
-    double F[9];
-    avi_tet_deformation(t, x, F);
-    /* Columns of F and the cofactor matrix cof F = J F^-T, column by column. */
-    const double f0[3] = {F[0], F[3], F[6]}, f1[3] = {F[1], F[4], F[7]}, f2[3] = {F[2], F[5], F[8]};
-    double c0[3], c1[3], c2[3];
-    v3_cross(c0, f1, f2);
-    v3_cross(c1, f2, f0);
-    v3_cross(c2, f0, f1);
-    double J = v3_dot(f0, c0);
-    /* V0 P = V0 mu F + V0 (lambda ln J - mu) F^-T */
-    double s = (t->vlambda * log(J) - t->vmu) / J;
-    double P[9] = {
-        t->vmu * F[0] + s * c0[0], t->vmu * F[1] + s * c1[0], t->vmu * F[2] + s * c2[0],
-        t->vmu * F[3] + s * c0[1], t->vmu * F[4] + s * c1[1], t->vmu * F[5] + s * c2[1],
-        t->vmu * F[6] + s * c0[2], t->vmu * F[7] + s * c1[2], t->vmu * F[8] + s * c2[2],
-    };
-    /* dV/dDs = V0 P Dm^-T: column j is the gradient at vertex j+1. */
     const double *D = t->dm_inv;
+    double e0[3], e1[3], e2[3];
+    v3_sub(e0, x[1], x[0]);
+    v3_sub(e1, x[2], x[0]);
+    v3_sub(e2, x[3], x[0]);
+    double f[3][3], c[3][3];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) f[k][i] = D[k] * e0[i] + D[3 + k] * e1[i] + D[6 + k] * e2[i];
+    v3_cross(c[0], f[1], f[2]);
+    v3_cross(c[1], f[2], f[0]);
+    v3_cross(c[2], f[0], f[1]);
+    double J = v3_dot(f[0], c[0]);
+    double s = (t->vlambda * log(J) - t->vmu) / J;
+    double p[3][3];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) p[k][i] = t->vmu * f[k][i] + s * c[k][i];
     for (int i = 0; i < 3; i++) {
-        const double *p = P + 3 * i;
-        double g1 = p[0] * D[0] + p[1] * D[1] + p[2] * D[2];
-        double g2 = p[0] * D[3] + p[1] * D[4] + p[2] * D[5];
-        double g3 = p[0] * D[6] + p[1] * D[7] + p[2] * D[8];
-        g[1][i] = g1; g[2][i] = g2; g[3][i] = g3;
+        double g1 = p[0][i] * D[0] + p[1][i] * D[1] + p[2][i] * D[2];
+        double g2 = p[0][i] * D[3] + p[1][i] * D[4] + p[2][i] * D[5];
+        double g3 = p[0][i] * D[6] + p[1][i] * D[7] + p[2][i] * D[8];
+        g[1][i] = g1;
+        g[2][i] = g2;
+        g[3][i] = g3;
         g[0][i] = -(g1 + g2 + g3);
     }
 }
