@@ -85,9 +85,9 @@ static int run_size(double target_tets, double events_wanted, int reorder)
     double t_end = events_wanted / rate;
     avi_observation o0, o1;
     avi_engine_observe(e, 0.0, &o0);
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = bench_cpu();
     int rc = avi_engine_advance(e, t_end);
-    double wall = bench_now() - t0;
+    double wall = bench_now() - t0, cpu = bench_cpu() - c0;
     avi_engine_observe(e, t_end, &o1);
     uint64_t events = avi_engine_events_total(e);
     /* Bytes the data structures hold per element: vertex records and cold
@@ -96,11 +96,12 @@ static int run_size(double target_tets, double events_wanted, int reorder)
                                    ntet * sizeof(avi_tet) + avi_tl_bytes(&e->queue)) /
                           (double)ntet;
     printf("{\"bench\": \"events\", \"tets\": %zu, \"vertices\": %zu, \"reorder\": %s, \"events\": %llu, "
-           "\"wall_s\": %.4f, \"events_per_s\": %.4g, \"ns_per_event\": %.2f, \"dt_spread\": %.2f, "
+           "\"wall_s\": %.4f, \"cpu_s\": %.4f, \"events_per_s\": %.4g, \"ns_per_event\": %.2f, "
+           "\"events_per_cpu_s\": %.4g, \"cpu_ns_per_event\": %.2f, \"dt_spread\": %.2f, "
            "\"bytes_per_element\": %.1f, \"rss_bytes_per_element\": %.1f, \"peak_rss_mb\": %.1f, "
            "\"build_s\": %.2f, \"energy_rel_change\": %.3e, \"status\": %d}\n",
-           ntet, nv, reorder ? "true" : "false", (unsigned long long)events, wall, events / wall,
-           1e9 * wall / events, dt_max / dt_min, bytes_struct, rss_model / ntet, bench_peak_rss() / 1048576.0,
+           ntet, nv, reorder ? "true" : "false", (unsigned long long)events, wall, cpu, events / wall,
+           1e9 * wall / events, events / cpu, 1e9 * cpu / events, dt_max / dt_min, bytes_struct, rss_model / ntet, bench_peak_rss() / 1048576.0,
            t_build, (o1.total - o0.total) / fabs(o0.total), rc);
     fflush(stdout);
     avi_engine_destroy(e);

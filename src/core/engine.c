@@ -94,6 +94,42 @@ __attribute__((cold, noinline)) static void damp(const avi_vertex *V, avi_kind k
     avi_damping_add(&el, V, (const double (*)[3])x, dt, kd / dt, g);
 }
 
+/* Prefetching: the queue knows the next events of its loaded span, so their
+ * potential records (PREFETCH_RECORD events ahead) and then, once a record
+ * has arrived, its vertices (PREFETCH_VERTICES ahead) are requested before
+ * they are needed; past the L2 cache a vertex load costs hundreds of ns. */
+#define PREFETCH_RECORD 16
+#define PREFETCH_VERTICES 8
+
+static inline const void *record_of(const avi_model *m, uint32_t id, const uint32_t **v, int *n)
+{
+    uint32_t i = id & AVI_ID_INDEX_MASK;
+    switch (id >> AVI_ID_KIND_SHIFT) {
+    case AVI_KIND_TET: *v = m->tets[i].v; *n = 4; return &m->tets[i];
+    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; *n = 3; return &m->membranes[i];
+    case AVI_KIND_HINGE: *v = m->hinges[i].v; *n = 4; return &m->hinges[i];
+    case AVI_KIND_SPRING: *v = m->springs[i].v; *n = 2; return &m->springs[i];
+    default: *n = 0; return NULL;
+    }
+}
+
+static inline void prefetch_ahead(const avi_model *m, avi_twolevel_queue *q)
+{
+    const uint32_t *v;
+    int n;
+    const avi_event *far = avi_tl_peek(q, PREFETCH_RECORD);
+    if (far) {
+        const char *r = record_of(m, far->id, &v, &n);
+        if (r) {
+            __builtin_prefetch(r);
+            __builtin_prefetch(r + 64);
+        }
+    }
+    const avi_event *near = avi_tl_peek(q, PREFETCH_VERTICES);
+    if (near && record_of(m, near->id, &v, &n))
+        for (int a = 0; a < n; a++) __builtin_prefetch(&m->vert[v[a]], 1);
+}
+
 static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
 {
     char verts[96] = "";
@@ -125,6 +161,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         if (q->size == 0) break;
         avi_event ev = *avi_tl_top(q);
         if (!(ev.t < t_stop)) break;
+        prefetch_ahead(m, q);
         if (e->stop && *e->stop && ev.t > t_last) {
             /* A time boundary: everything before ev.t is done. */
             if (ev.t > e->time) e->time = ev.t;
