@@ -307,6 +307,12 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
     size_t n = m->nv;
     double tol = s->opt.tolerance;
     double sc, rn = residual(s, m, P, (const double (*)[3])s->v, s->r, &sc);
+    if (!isfinite(rn)) {
+        /* The guess p_k / m can carry q_k + a h v past an element's
+         * inversion when h is large; v = 0 keeps q_k, which is valid. */
+        memset(s->v, 0, n * sizeof *s->v);
+        rn = residual(s, m, P, (const double (*)[3])s->v, s->r, &sc);
+    }
     double f = P->rootfind ? 0.0 : objective(s, m, P, (const double (*)[3])s->v);
     for (int it = 0;; it++) {
         if (!isfinite(rn)) return avi_sync_fail(e, "non-finite residual in the Newton solve");
@@ -333,7 +339,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
                 for (int c = 0; c < 3; c++) s->vt[i][c] = s->v[i][c] + t * s->d[i][c];
             if (P->rootfind) {
                 double sct, rnt = residual(s, m, P, (const double (*)[3])s->vt, s->rt, &sct);
-                if ((isfinite(rnt) && rnt * rnt <= (1.0 - 2e-4 * t) * rn * rn) || ls == 40) {
+                if (isfinite(rnt) && (rnt * rnt <= (1.0 - 2e-4 * t) * rn * rn || ls == 40)) {
                     double (*tmp)[3] = s->r;
                     s->r = s->rt;
                     s->rt = tmp;
@@ -346,7 +352,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
                 /* Round-off slack: near the solution Phi changes by less
                  * than its last digits. */
                 double slack = 1e-13 * (fabs(f) + fabs(ft));
-                if ((isfinite(ft) && ft <= f + 1e-4 * t * slope + slack) || ls == 40) {
+                if (isfinite(ft) && (ft <= f + 1e-4 * t * slope + slack || ls == 40)) {
                     f = ft;
                     rn = residual(s, m, P, (const double (*)[3])s->vt, s->r, &sc);
                     break;
@@ -368,6 +374,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
                     }
                 }
             }
+            if (ls == 40) return avi_sync_fail(e, "line search found no step with a finite %s", P->rootfind ? "residual" : "Lilyan");
             s->stats.backtracks++;
             t *= 0.5;
         }
