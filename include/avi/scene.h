@@ -17,8 +17,9 @@
  *   integrator    type: avi (default) | sync-explicit | sync-implicit |
  *                 sync-rootfind | explicit-euler | implicit-euler
  *                 alpha: sync-implicit only, in [0, 1], default 0.5
- *                 tolerance: sync-implicit, sync-rootfind, implicit-euler
- *                 only, > 0, default 1e-10
+ *                 tolerance: synchronous integrators only, > 0, default
+ *                 1e-10: Newton's relative residual and constraints'
+ *                 |g| / length
  *   time_step     {rule: stability, safety: s}  (the default rule)
  *                 {rule: cfl, delta: d}
  *                 s, d in (0, 1]; defaults from avi_default_time_step()
@@ -76,6 +77,8 @@
  *                   pinned: {box: [[min], [max]]} (rest positions, after
  *                         translate; a box that pins nothing is an error)
  *                         or {indices: [i, ...]} (body-local, no repeats)
+ *                         or {boundary: true}: every vertex on an open edge
+ *                         of the body's triangle surface (a clamped rim)
  *                   time_step: dt or {fixed: dt}, dt > 0: a fixed step for
  *                         the body's potentials
  *   contact       stored for the contact manager; absent: disabled.
@@ -184,7 +187,7 @@ typedef struct {
     double rest; /* < 0: the rest distance */
 } avi_scene_spring;
 
-typedef enum { AVI_PIN_NONE = 0, AVI_PIN_BOX, AVI_PIN_INDICES } avi_pin_kind;
+typedef enum { AVI_PIN_NONE = 0, AVI_PIN_BOX, AVI_PIN_INDICES, AVI_PIN_BOUNDARY } avi_pin_kind;
 
 typedef struct {
     char *name;

@@ -130,6 +130,41 @@ static int unique_edges(const avi_mesh *mesh, uint32_t (**out)[2], size_t *count
     return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Marks the vertices on open edges (edges of one triangle) of a triangle
+ * surface; tetrahedral meshes have a closed surface and get none. malloc'd
+ * mask, NULL when out of memory. */
+static unsigned char *open_edge_vertices(const avi_mesh *mesh)
+{
+    unsigned char *mask = calloc(mesh->vertex_count ? mesh->vertex_count : 1, 1);
+    if (!mask || mesh->tet_count > 0) return mask;
+    size_t n = 3 * mesh->triangle_count;
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!key) {
+        free(mask);
+        return NULL;
+    }
+    for (size_t t = 0; t < mesh->triangle_count; t++)
+        for (int k = 0; k < 3; k++) {
+            uint64_t a = mesh->triangles[t][k], b = mesh->triangles[t][(k + 1) % 3];
+            key[3 * t + k] = a < b ? a << 32 | b : b << 32 | a;
+        }
+    qsort(key, n, sizeof *key, cmp_u64);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && key[j] == key[i]) j++;
+        if (j - i == 1) mask[key[i] >> 32] = mask[key[i] & 0xffffffffu] = 1;
+        i = j;
+    }
+    free(key);
+    return mask;
+}
+
 /* Marks the pinned vertices (body-local), checking what the scene could
  * not check before the mesh existed. */
 static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, unsigned char *pinned)
@@ -217,7 +252,7 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
     avi_mesh mesh = {0};
     uint32_t (*edges)[2] = NULL, (*global)[3] = NULL, (*surface)[3] = NULL;
     size_t nedge = 0, nsurface = 0;
-    unsigned char *used = NULL;
+    unsigned char *used = NULL, *boundary = NULL;
     int rc = make_mesh(c, &mesh);
     if (rc) goto done;
 
@@ -267,7 +302,20 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
         }
 
     uint32_t first;
-    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, NULL, &first))) goto done;
+    if (b->pin == AVI_PIN_BOUNDARY) {
+        boundary = open_edge_vertices(&mesh);
+        if (!boundary) {
+            rc = fail(c, AVI_ERR_RUN, b->line, "", "out of memory");
+            goto done;
+        }
+        size_t n = 0;
+        for (size_t v = 0; v < mesh.vertex_count; v++) n += boundary[v];
+        if (n == 0) {
+            rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary", "the surface is closed: it has no boundary");
+            goto done;
+        }
+    }
+    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, &first))) goto done;
 
     if (shell) {
         avi_shell_material sm = {mat->youngs, mat->poisson, mat->density, mat->thickness};
@@ -332,6 +380,7 @@ done:
     free(global);
     free(surface);
     free(used);
+    free(boundary);
     return rc;
 }
 

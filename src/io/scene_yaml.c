@@ -341,7 +341,7 @@ static const struct {
     {"bodies.#.springs.#", "a b stiffness rest"},
     {"bodies.#.links.#", "a b length"},
     {"bodies.#.initial", "scale"},
-    {"bodies.#.pinned", "box indices"},
+    {"bodies.#.pinned", "box indices boundary"},
     {"bodies.#.time_step", "fixed"},
     {"contact", "enabled thickness inner_thickness stiffness layers"},
     {"output", "file energy_every frame_every checkpoint_every"},
@@ -742,9 +742,8 @@ static int load_integrator(vctx *c, const ynode *root, avi_scene *s)
     const ynode *a = map_get(m, "alpha"), *tol = map_get(m, "tolerance");
     if (a && t != AVI_INTEGRATOR_SYNC_IMPLICIT)
         return vfail(c, a, "integrator.alpha", "only used by sync-implicit, not %s", integrator_names[t]);
-    if (tol && t != AVI_INTEGRATOR_SYNC_IMPLICIT && t != AVI_INTEGRATOR_SYNC_ROOTFIND &&
-        t != AVI_INTEGRATOR_IMPLICIT_EULER)
-        return vfail(c, tol, "integrator.tolerance", "only used by sync-implicit, sync-rootfind and implicit-euler, not %s",
+    if (tol && t == AVI_INTEGRATOR_AVI)
+        return vfail(c, tol, "integrator.tolerance", "only used by the synchronous integrators, not %s",
                      integrator_names[t]);
     if (num(c, m, "integrator", "alpha", 0, R_01, &s->integrator.alpha)) return AVI_ERR_INPUT;
     if (num(c, m, "integrator", "tolerance", 0, R_POS, &s->integrator.tolerance)) return AVI_ERR_INPUT;
@@ -1121,12 +1120,22 @@ static int load_pinned(vctx *c, const ynode *body, const char *base, avi_scene_b
     if (!m) return 0;
     b->pinned_line = m->line;
     if (check_keys(c, m, pbase, avi_scene_schema_keys("bodies.#.pinned"))) return AVI_ERR_INPUT;
-    const ynode *box = map_get(m, "box"), *idx = map_get(m, "indices");
-    if (box && idx) {
-        join(path, pbase, "indices");
-        return vfail(c, idx, path, "pin by box or by indices, not both");
+    const ynode *box = map_get(m, "box"), *idx = map_get(m, "indices"), *bnd = map_get(m, "boundary");
+    if ((box != NULL) + (idx != NULL) + (bnd != NULL) > 1) {
+        join(path, pbase, idx && box ? "indices" : "boundary");
+        return vfail(c, idx && box ? idx : bnd, path, "pin by box, by indices or the boundary, only one");
     }
-    if (!box && !idx) return vfail(c, m, pbase, "expected {box: [[min], [max]]} or {indices: [...]}");
+    if (!box && !idx && !bnd)
+        return vfail(c, m, pbase, "expected {box: [[min], [max]]}, {indices: [...]} or {boundary: true}");
+    if (bnd) {
+        int on = 0;
+        if (boolean(c, m, pbase, "boundary", &on)) return AVI_ERR_INPUT;
+        join(path, pbase, "boundary");
+        if (!on) return vfail(c, bnd, path, "only `boundary: true` is meaningful (leave `pinned` out instead)");
+        if (b->mesh.source == AVI_MESH_NONE) return vfail(c, bnd, path, "a particle body has no boundary");
+        b->pin = AVI_PIN_BOUNDARY;
+        return 0;
+    }
     if (box) {
         join(path, pbase, "box");
         if (box->kind != YN_SEQ || box->n != 2) return expected(c, box, path, "[[xmin, ymin, zmin], [xmax, ymax, zmax]]");
@@ -1739,6 +1748,8 @@ static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
         sb_printf(b, ", ");
         sb_vec(b, body->pin_box[1]);
         sb_printf(b, "]}\n");
+    } else if (body->pin == AVI_PIN_BOUNDARY) {
+        sb_printf(b, "    pinned: {boundary: true}\n");
     } else if (body->pin == AVI_PIN_INDICES) {
         sb_printf(b, "    pinned: {indices: [");
         for (size_t i = 0; i < body->pin_count; i++) sb_printf(b, "%s%u", i ? ", " : "", body->pin_indices[i]);
@@ -1765,8 +1776,7 @@ char *avi_scene_emit(const avi_scene *s)
         sb_printf(&b, ", alpha: ");
         sb_num(&b, s->integrator.alpha);
     }
-    if (s->integrator.type == AVI_INTEGRATOR_SYNC_IMPLICIT || s->integrator.type == AVI_INTEGRATOR_SYNC_ROOTFIND ||
-        s->integrator.type == AVI_INTEGRATOR_IMPLICIT_EULER) {
+    if (s->integrator.type != AVI_INTEGRATOR_AVI) {
         sb_printf(&b, ", tolerance: ");
         sb_num(&b, s->integrator.tolerance);
     }
