@@ -502,6 +502,84 @@ START_TEST(test_particle_edge_vertex)
 }
 END_TEST
 
+/* A particle skimming a pinned flat sheet of 200 triangles at a shallow
+ * angle (1 in 10): layers of many vertex-face stencils start and retire as
+ * it passes over faces, edges and vertices. It must leave with its energy,
+ * never come within eta_inf of the sheet, and never pass through it. */
+static void skim(double speed)
+{
+    avi_mesh mesh = {0};
+    ck_assert_int_eq(avi_mesh_rect_grid(0.1, 0.1, 10, 10, &mesh, NULL), 0);
+    avi_model *m = avi_model_create();
+    int sb = avi_model_add_body(m, "sheet"), pb = avi_model_add_body(m, "particle");
+    for (size_t i = 0; i < mesh.vertex_count; i++) {
+        ck_assert_int_eq(avi_model_add_vertex(m, sb, mesh.x[i]), (int64_t)i);
+        ck_assert_int_eq(avi_model_pin(m, (uint32_t)i), 0);
+    }
+    double dir[3] = {1.0, 0.13, -0.1};
+    unit(dir);
+    /* Reaches z = 0 over (0.02 + 0.015, 0.0437 + 0.0020). */
+    double x0[3] = {0.02, 0.0437, 1.5e-3}, v0[3] = {speed * dir[0], speed * dir[1], speed * dir[2]};
+    uint32_t p = (uint32_t)avi_model_add_vertex(m, pb, x0);
+    ck_assert_int_eq(avi_model_add_mass(m, p, 1.0), 0);
+    ck_assert_int_eq(avi_model_set_state(m, p, x0, v0), 0);
+    avi_contact_settings cs = {ETA1, ETA_INF, K1, 0};
+    ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
+    ck_assert_int_eq(avi_model_add_contact_triangles(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count),
+                     0);
+    ck_assert_int_eq(avi_model_add_contact_point(m, p), 0);
+    avi_time_step rule = avi_default_time_step();
+    rule.safety = IMPACT_SAFETY;
+    ck_assert_int_eq(avi_model_finalize(m, &rule), 0);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    size_t nv = avi_model_vertex_count(m);
+    double (*xs)[3] = malloc(nv * sizeof *xs), (*vs)[3] = malloc(nv * sizeof *vs);
+    double e0 = 0.5 * speed * speed, t_end = 0.07 / speed, prev[3], dmin = INFINITY, zmin = INFINITY;
+    int crossings = 0;
+    const int samples = 4000;
+    memcpy(prev, x0, sizeof prev);
+    for (int i = 1; i <= samples; i++) {
+        double t = t_end * i / samples;
+        ck_assert_int_eq(avi_engine_advance(e, t), AVI_OK);
+        avi_engine_state_at(e, t, &xs[0][0], &vs[0][0]);
+        for (size_t k = 0; k < mesh.triangle_count; k++) {
+            const uint32_t *T = mesh.triangles[k];
+            dmin = fmin(dmin, point_triangle(xs[p], xs[T[0]], xs[T[1]], xs[T[2]]));
+            crossings += segment_hits_triangle(prev, xs[p], xs[T[0]], xs[T[1]], xs[T[2]]);
+        }
+        zmin = fmin(zmin, xs[p][2]);
+        memcpy(prev, xs[p], sizeof prev);
+    }
+    const double *v = vs[p];
+    double de = (0.5 * dot(v, v) - e0) / e0;
+    avi_observation o;
+    avi_engine_observe(e, t_end, &o);
+    printf("skim v = %6g at 1 in 10: energy after %+.2e, min distance %.4e (eta_inf %.0e), lowest z %.4e, "
+           "leaves at (%.4f, %.4f, %.4f) with v_z / v %.4f, activations %llu, contact events %llu\n",
+           speed, de, dmin, ETA_INF, zmin, xs[p][0], xs[p][1], xs[p][2], v[2] / speed,
+           (unsigned long long)e->contact->activations, (unsigned long long)avi_engine_event_count(e, AVI_KIND_CONTACT));
+    ck_assert(o.contact == 0.0);
+    ck_assert_int_eq(crossings, 0);
+    ck_assert(zmin > 0.0);
+    ck_assert(dmin > ETA_INF);
+    ck_assert(fabs(de) <= 0.01);
+    ck_assert(v[2] > 0.0);
+    free(xs);
+    free(vs);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+    avi_mesh_free(&mesh);
+}
+
+START_TEST(test_particle_skimming_sheet)
+{
+    static const double speeds[] = {1, 10, 100, 1000};
+    for (int i = 0; i < 4; i++) skim(speeds[i]);
+}
+END_TEST
+
 static double uniform(uint64_t *z)
 {
     *z = *z * 6364136223846793005ull + 1442695040888963407ull;
@@ -986,6 +1064,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_particle_off_centre_oblique);
     tcase_add_test(tc, test_particle_edge_vertex);
     tcase_add_test(tc, test_particle_random);
+    tcase_add_test(tc, test_particle_skimming_sheet);
     suite_add_tcase(s, tc);
     TCase *tb = tcase_create("bodies");
     tcase_set_timeout(tb, 600);
