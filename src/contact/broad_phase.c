@@ -45,6 +45,7 @@ void avi_broad_phase_free(avi_broad_phase *bp)
     free(bp->vkeys);
     free(bp->vitems);
     free(bp->out);
+    free(bp->box);
     memset(bp, 0, sizeof *bp);
 }
 
@@ -128,53 +129,51 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
                         double r, double h)
 {
     /* Boxes grown by r / 2 each overlap when the edges' boxes are within r. */
+    if (reserve((void **)&bp->box, &bp->cap_box, nedges ? nedges : 1, sizeof *bp->box)) return -1;
     size_t count = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        entry *pe = pass ? entries(bp, count ? count : 1) : NULL;
-        if (pass && !pe) return -1;
-        size_t m = 0;
-        for (size_t e = 0; e < nedges; e++) {
-            double lo[3], hi[3];
-            box_of(x, edges[e], 2, 0.5 * r, lo, hi);
-            for (int64_t i = cell_of(lo[0], h); i <= cell_of(hi[0], h); i++)
-                for (int64_t j = cell_of(lo[1], h); j <= cell_of(hi[1], h); j++)
-                    for (int64_t k = cell_of(lo[2], h); k <= cell_of(hi[2], h); k++) {
-                        if (pass) {
-                            pe[m].key = cell_key(i, j, k);
-                            pe[m].item = (uint32_t)e;
-                        }
-                        m++;
-                    }
-        }
-        count = m;
+    for (size_t e = 0; e < nedges; e++) {
+        double *b = bp->box[e];
+        box_of(x, edges[e], 2, 0.5 * r, b, b + 3);
+        count += (size_t)((cell_of(b[3], h) - cell_of(b[0], h) + 1) * (cell_of(b[4], h) - cell_of(b[1], h) + 1) *
+                          (cell_of(b[5], h) - cell_of(b[2], h) + 1));
     }
-    entry *pe = (entry *)bp->keys;
+    entry *pe = entries(bp, count ? count : 1);
+    if (!pe) return -1;
+    size_t m = 0;
+    for (size_t e = 0; e < nedges; e++) {
+        const double *b = bp->box[e];
+        for (int64_t i = cell_of(b[0], h); i <= cell_of(b[3], h); i++)
+            for (int64_t j = cell_of(b[1], h); j <= cell_of(b[4], h); j++)
+                for (int64_t k = cell_of(b[2], h); k <= cell_of(b[5], h); k++) {
+                    pe[m].key = cell_key(i, j, k);
+                    pe[m].item = (uint32_t)e;
+                    m++;
+                }
+    }
     qsort(pe, count, sizeof *pe, cmp_entry);
     size_t n = 0;
     for (size_t s = 0; s < count;) {
         size_t t = s;
         while (t < count && pe[t].key == pe[s].key) t++;
-        for (size_t a = s; a < t; a++)
-            for (size_t b = a + 1; b < t; b++) {
-                uint32_t ea = pe[a].item, eb = pe[b].item;
-                const uint32_t *u = edges[ea], *w = edges[eb];
+        for (size_t a = s; a < t; a++) {
+            uint32_t ea = pe[a].item;
+            const uint32_t *u = edges[ea];
+            const double *ba = bp->box[ea];
+            for (size_t b2 = a + 1; b2 < t; b2++) {
+                uint32_t eb = pe[b2].item;
+                const uint32_t *w = edges[eb];
                 if (u[0] == w[0] || u[0] == w[1] || u[1] == w[0] || u[1] == w[1]) continue;
-                double la[3], ha[3], lb[3], hb[3];
-                box_of(x, u, 2, 0.5 * r, la, ha);
-                box_of(x, w, 2, 0.5 * r, lb, hb);
-                int overlap = 1;
-                double corner[3];
-                for (int c = 0; c < 3; c++) {
-                    if (la[c] > hb[c] || lb[c] > ha[c]) overlap = 0;
-                    corner[c] = la[c] > lb[c] ? la[c] : lb[c];
-                }
+                const double *bb = bp->box[eb];
+                if (ba[0] > bb[3] || bb[0] > ba[3] || ba[1] > bb[4] || bb[1] > ba[4] || ba[2] > bb[5] || bb[2] > ba[5])
+                    continue;
                 /* Report a pair once: in the cell holding the low corner of
                  * the boxes' intersection. */
-                if (!overlap ||
-                    cell_key(cell_of(corner[0], h), cell_of(corner[1], h), cell_of(corner[2], h)) != pe[s].key)
-                    continue;
+                double c0 = ba[0] > bb[0] ? ba[0] : bb[0], c1 = ba[1] > bb[1] ? ba[1] : bb[1];
+                double c2 = ba[2] > bb[2] ? ba[2] : bb[2];
+                if (cell_key(cell_of(c0, h), cell_of(c1, h), cell_of(c2, h)) != pe[s].key) continue;
                 if (emit(bp, &n, ea < eb ? ea : eb, ea < eb ? eb : ea)) return -1;
             }
+        }
         s = t;
     }
     return (long)n;

@@ -21,6 +21,8 @@ typedef struct {
     size_t cap_vertices;
     avi_candidate *out;
     size_t cap_out;
+    double (*box)[6]; /* per-primitive grown boxes (lo, hi) */
+    size_t cap_box;
 } avi_broad_phase;
 
 void avi_broad_phase_free(avi_broad_phase *bp);

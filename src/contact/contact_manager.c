@@ -13,6 +13,10 @@
 #define MARGIN_FRACTION 0.5
 /* The speed cap is this factor above the fastest contact vertex. */
 #define SPEED_HEADROOM 1.25
+/* The candidate list covers this many manager windows, with this much
+ * headroom on the speed cap before it must be rebuilt. */
+#define COARSE_WINDOWS 10.0
+#define COARSE_HEADROOM 1.5
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -47,6 +51,8 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm->st);
     free(cm->hash);
     free(cm->x);
+    free(cm->coarse_vf);
+    free(cm->coarse_ee);
     avi_broad_phase_free(&cm->bp);
     free(cm);
 }
@@ -112,6 +118,8 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->window_max = 100.0 * dt_min;
     cm->free_slot = AVI_NO_SLOT;
     cm->next_run = 0.0;
+    cm->dt_min = INFINITY;
+    cm->coarse_until = -INFINITY;
     return cm;
 oom:
     avi_contact_destroy(cm);
@@ -270,7 +278,11 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     p->prev = s->deepest;
     p->eta = avi_layer_thickness(cm->eta1, cm->eta_inf, l);
     p->k = avi_layer_stiffness(cm->k1, l);
-    p->dt = avi_layer_step(s->dt1, l);
+    /* A fixed contact step (time_step.per_kind.contact) holds for every
+     * layer: with all other steps fixed to the same value the run is the
+     * synchronous explicit integrator, contact included. */
+    p->dt = e->model->contact_fixed_dt > 0.0 ? e->model->contact_fixed_dt : avi_layer_step(s->dt1, l);
+    if (p->dt < cm->dt_min) cm->dt_min = p->dt;
     p->t0 = t;
     s->deepest = slot;
     s->layers = (uint16_t)l;
@@ -312,6 +324,45 @@ static int reach(avi_engine *e, avi_contact_manager *cm, uint8_t type, uint32_t 
     return AVI_OK;
 }
 
+static int cmp_candidate(const void *pa, const void *pb)
+{
+    const avi_candidate *a = pa, *b = pb;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* Copies the broad phase's output into a sorted list. */
+static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, size_t *count, size_t *cap)
+{
+    if ((size_t)n > *cap) {
+        avi_candidate *p = realloc(*list, (size_t)n * sizeof *p);
+        if (!p) return -1;
+        *list = p;
+        *cap = (size_t)n;
+    }
+    if (n > 0) memcpy(*list, bp->out, (size_t)n * sizeof **list);
+    qsort(*list, (size_t)n, sizeof **list, cmp_candidate);
+    *count = (size_t)n;
+    return 0;
+}
+
+/* Rebuilds the candidate lists at time t (positions in cm->x). */
+static int coarse_rebuild(avi_contact_manager *cm, double t, double window, double r)
+{
+    double horizon = COARSE_WINDOWS * window;
+    cm->coarse_vcap = COARSE_HEADROOM * cm->vcap;
+    double rc = r + 2.0 * cm->coarse_vcap * horizon;
+    double cell = fmax(cm->cell, rc);
+    long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->points, cm->npoints, cm->tris, cm->ntris, rc,
+                                cell);
+    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
+    n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->edges, cm->nedges, rc, cell);
+    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
+    cm->coarse_until = t + horizon;
+    cm->coarse_builds++;
+    return 0;
+}
+
 int avi_contact_run(avi_engine *e, double t)
 {
     avi_contact_manager *cm = e->contact;
@@ -331,21 +382,22 @@ int avi_contact_run(avi_engine *e, double t)
     double window = margin / (2.0 * cm->vcap);
     double r = cm->eta1 + margin;
 
-    long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->points, cm->npoints, cm->tris, cm->ntris, r,
-                                cm->cell);
-    if (n < 0) return fail(e, "out of memory");
-    for (long c = 0; c < n; c++) {
-        const avi_candidate *k = &cm->bp.out[c];
+    /* Vertices move at most vcap per unit time until the next run (faster
+     * ones call the manager at once), so a pair within r now was within
+     * r + 2 coarse_vcap (t - t_build) when the list was built. */
+    if (t >= cm->coarse_until || cm->vcap > cm->coarse_vcap) {
+        int rc = coarse_rebuild(cm, t, window, r);
+        if (rc) return fail(e, "out of memory");
+    }
+    for (size_t c = 0; c < cm->ncoarse_vf; c++) {
+        const avi_candidate *k = &cm->coarse_vf[c];
         const uint32_t *tri = cm->tris[k->b];
         uint32_t v[4] = {cm->points[k->a], tri[0], tri[1], tri[2]};
         int rc = reach(e, cm, AVI_STENCIL_VF, v[0], k->b, v, t, margin);
         if (rc) return rc;
     }
-    n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->edges, cm->nedges, r,
-                           cm->cell);
-    if (n < 0) return fail(e, "out of memory");
-    for (long c = 0; c < n; c++) {
-        const avi_candidate *k = &cm->bp.out[c];
+    for (size_t c = 0; c < cm->ncoarse_ee; c++) {
+        const avi_candidate *k = &cm->coarse_ee[c];
         uint32_t v[4] = {cm->edges[k->a][0], cm->edges[k->a][1], cm->edges[k->b][0], cm->edges[k->b][1]};
         int rc = reach(e, cm, AVI_STENCIL_EE, k->a, k->b, v, t, margin);
         if (rc) return rc;
@@ -408,7 +460,10 @@ int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double
             q->v[0] -= sc * gd[a][0];
             q->v[1] -= sc * gd[a][1];
             q->v[2] -= sc * gd[a][2];
-            if (v3_dot(q->v, q->v) > cm->vcap2 && cm->next_run > t) cm->next_run = t;
+            if (v3_dot(q->v, q->v) > cm->vcap2 && cm->next_run > t) {
+                cm->next_run = t;
+                cm->speed_triggers++;
+            }
         }
     }
     *next_time = p->t0 + (double)(n + 1) * p->dt;

@@ -55,6 +55,13 @@ typedef struct avi_contact_manager {
     size_t hash_cap;
 
     double next_run;      /* time of the next manager run */
+    /* Candidate pairs within a wider radius, kept for several runs (a
+     * Verlet list), sorted by (a, b) so that the order of activations does
+     * not depend on when the list was built. */
+    avi_candidate *coarse_vf, *coarse_ee;
+    size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
+    double coarse_until, coarse_vcap;
+    uint64_t coarse_builds;
     double vcap, vcap2;
     uint32_t epoch;
     double (*x)[3];       /* scratch: positions at the run's time */
@@ -62,6 +69,7 @@ typedef struct avi_contact_manager {
 
     /* counters */
     uint64_t runs, speed_triggers, activations, retirements;
+    double dt_min;        /* smallest layer step used so far */
 } avi_contact_manager;
 
 /* Builds the manager of a finalized model with contact; NULL on error. */

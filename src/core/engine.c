@@ -254,7 +254,10 @@ int avi_engine_advance(avi_engine *e, double t_stop)
          * look-ahead: run the manager before the next event. */
         if (cm)
             for (int a = 0; a < n; a++)
-                if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > ev.t) cm->next_run = ev.t;
+                if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > ev.t) {
+                    cm->next_run = ev.t;
+                    cm->speed_triggers++;
+                }
         if (!isfinite(sum)) {
             rc = blow_up(e, kind, i, ev.t, v, n);
             goto out;

@@ -300,6 +300,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     m->vertex_dt = vertex_min;
     m->contact_safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
     m->neighbor_ratio = rule->rule == AVI_DT_FIXED ? 0.0 : rule->neighbor_ratio;
+    m->contact_fixed_dt = rule->kind_fixed[AVI_KIND_CONTACT];
     if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return -1;
     m->finalized = 1;
     return 0;

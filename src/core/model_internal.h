@@ -65,6 +65,7 @@ struct avi_model {
     int has_contact;
     avi_contact_settings contact;
     double contact_safety;   /* of the time-step rule, for layer steps */
+    double contact_fixed_dt; /* > 0: every contact layer's step (per_kind.contact) */
     double neighbor_ratio;   /* of the time-step rule */
     size_t ncontact_tri, cap_contact_tri;
     uint32_t (*contact_tri)[3];
