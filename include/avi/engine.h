@@ -76,6 +76,10 @@ uint64_t avi_engine_events_total(const avi_engine *engine);
  * e.g. the time of the last advance). Does not change the state. */
 void avi_engine_observe(const avi_engine *engine, double t, avi_observation *out);
 
+/* Names the potential with the largest energy at time t ("tet 17
+ * (vertices 3, 8, 9, 12): 4.2e+03 J") into buf, for blow-up messages. */
+void avi_engine_describe_largest_energy(const avi_engine *engine, double t, char *buf, size_t len);
+
 /* Positions and velocities of all vertices at time t, as [n][3] arrays (either
  * may be NULL). Does not change the state. */
 void avi_engine_state_at(const avi_engine *engine, double t, double *x, double *v);

@@ -96,6 +96,10 @@
  *                 default time.end / 1000 and time.end / 100;
  *                 checkpoint_every >= 0, default 0 (no checkpoints); each
  *                 interval at least time.end / 1e9
+ *                 max_energy_growth >= 0, default 100: the run fails (a
+ *                 blow-up) when at an energy row |E - E0| exceeds this
+ *                 many times E0's scale (kinetic + elastic + contact +
+ *                 |external| at t = 0); 0: no check
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */
@@ -225,6 +229,7 @@ typedef struct {
     double energy_every;
     double frame_every;
     double checkpoint_every; /* 0: none */
+    double max_energy_growth; /* blow-up check; 0: off */
 } avi_scene_output;
 
 typedef struct {

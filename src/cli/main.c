@@ -57,6 +57,9 @@ typedef struct {
     avi_checkpoint_info ckpt;
     avi_error ckpt_err;
     int ckpt_failed;
+    double max_growth, e0, e_scale; /* blow-up check on the total energy */
+    int have_e0, blew_up;
+    char blow_up[512];
 } run_state;
 
 static void draw_progress(const avi_engine *e, run_state *rs, double t, int final)
@@ -86,6 +89,24 @@ static int energy_observer(const avi_engine *e, double t, void *user)
         return AVI_ERR_RUN;
     }
     if (rs->progress) draw_progress(e, rs, t, 0);
+    /* Blow-up: the total energy wandered far from its initial value (the
+     * engine itself stops on non-finite states). */
+    if (!rs->have_e0) {
+        rs->have_e0 = 1;
+        rs->e0 = o.total;
+        rs->e_scale = o.kinetic + fabs(o.elastic) + fabs(o.contact) + fabs(o.external);
+    }
+    if (rs->max_growth > 0.0 && rs->e_scale > 0.0 &&
+        !(fabs(o.total - rs->e0) <= rs->max_growth * rs->e_scale)) {
+        char who[256];
+        avi_engine_describe_largest_energy(e, t, who, sizeof who);
+        snprintf(rs->blow_up, sizeof rs->blow_up,
+                 "blow-up at t = %.17g: total energy %.6e J departs from E0 = %.6e J by more than "
+                 "output.max_energy_growth = %g times %.3e J; largest: %s",
+                 t, o.total, rs->e0, rs->max_growth, rs->e_scale, who);
+        rs->blew_up = 1;
+        return AVI_ERR_RUN;
+    }
     return 0;
 }
 
@@ -235,6 +256,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         old_path[0] = '\0';
     }
     rs.end_time = scene->end_time;
+    rs.max_growth = scene->output.max_energy_growth;
     rs.progress = !quiet && isatty(STDERR_FILENO);
     rs.wall_start = wall_now();
 
@@ -260,8 +282,9 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s; checkpoint %s\n", (int)stop_requested,
                 avi_engine_time(engine), rs.checkpoint);
     } else {
-        const char *why = rs.io_failed ? avi_h5_error(rs.writer)->message
+        const char *why = rs.io_failed     ? avi_h5_error(rs.writer)->message
                           : rs.ckpt_failed ? rs.ckpt_err.message
+                          : rs.blew_up     ? rs.blow_up
                                            : avi_engine_error(engine)->message;
         snprintf(completion, sizeof completion, "failed: %.50s", why);
         fprintf(stderr, "avi: %s\n", why);

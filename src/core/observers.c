@@ -3,6 +3,7 @@
 #include "core/engine_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,42 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
         avi_gravity_gradient(&m->gravity[i], NULL, gs);
         scatter(g, &m->gravity[i].v, 1, (const double (*)[3])gs);
     }
+}
+
+void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf, size_t len)
+{
+    const avi_model *m = e->model;
+    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    if (!xt) {
+        snprintf(buf, len, "(out of memory)");
+        return;
+    }
+    avi_engine_state_at(e, t, &xt[0][0], NULL);
+    double best = -INFINITY, x[4][3];
+    const uint32_t *bv = NULL;
+    int bn = 0;
+    avi_kind bk = AVI_KIND_SPRING;
+    size_t bi = 0;
+#define CONSIDER(kind, arr, count, n, energy)                                  \
+    for (size_t i = 0; i < (count); i++) {                                     \
+        gather(xt, (arr)[i].v, n, x);                                          \
+        double en = energy(&(arr)[i], (const double (*)[3])x);                 \
+        if (!(en <= best)) { best = en; bv = (arr)[i].v; bn = n; bk = kind; bi = i; } \
+    }
+    CONSIDER(AVI_KIND_SPRING, m->springs, m->nspring, 2, avi_spring_energy)
+    CONSIDER(AVI_KIND_MEMBRANE, m->membranes, m->nmembrane, 3, avi_membrane_energy)
+    CONSIDER(AVI_KIND_HINGE, m->hinges, m->nhinge, 4, avi_hinge_energy)
+    CONSIDER(AVI_KIND_TET, m->tets, m->ntet, 4, avi_tet_energy)
+#undef CONSIDER
+    free(xt);
+    if (!bv) {
+        snprintf(buf, len, "(no elastic potential)");
+        return;
+    }
+    int k = snprintf(buf, len, "%s %zu (vertices", avi_kind_name(bk), bi);
+    for (int a = 0; a < bn && k > 0 && (size_t)k < len; a++)
+        k += snprintf(buf + k, len - (size_t)k, "%s %u", a ? "," : "", bv[a]);
+    if (k > 0 && (size_t)k < len) snprintf(buf + k, len - (size_t)k, "): %.3e J", best);
 }
 
 void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)

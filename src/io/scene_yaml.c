@@ -344,7 +344,7 @@ static const struct {
     {"bodies.#.pinned", "box indices boundary"},
     {"bodies.#.time_step", "fixed"},
     {"contact", "enabled thickness inner_thickness stiffness layers"},
-    {"output", "file energy_every frame_every checkpoint_every"},
+    {"output", "file energy_every frame_every checkpoint_every max_energy_growth"},
 };
 
 const char *avi_scene_schema_keys(const char *context)
@@ -1328,11 +1328,13 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     o->energy_every = s->end_time / 1000.0;
     o->frame_every = s->end_time / 100.0;
     o->checkpoint_every = 0.0;
+    o->max_energy_growth = 100.0;
     if (mapping(c, root, "", "output", 0, &m)) return AVI_ERR_INPUT;
     if (m) {
         if (check_keys(c, m, "output", avi_scene_schema_keys("output"))) return AVI_ERR_INPUT;
         if (string(c, m, "output", "file", 0, &o->file)) return AVI_ERR_INPUT;
         if (o->file && !o->file[0]) return vfail(c, map_get(m, "file"), "output.file", "empty file name");
+        if (num(c, m, "output", "max_energy_growth", 0, R_NONNEG, &o->max_energy_growth)) return AVI_ERR_INPUT;
         const char *keys[3] = {"energy_every", "frame_every", "checkpoint_every"};
         double *vals[3] = {&o->energy_every, &o->frame_every, &o->checkpoint_every};
         for (int i = 0; i < 3; i++) {
@@ -1846,6 +1848,8 @@ char *avi_scene_emit(const avi_scene *s)
     sb_num(&b, s->output.frame_every);
     sb_printf(&b, ", checkpoint_every: ");
     sb_num(&b, s->output.checkpoint_every);
+    sb_printf(&b, ", max_energy_growth: ");
+    sb_num(&b, s->output.max_energy_growth);
     sb_printf(&b, "}\n");
     if (b.oom) {
         free(b.s);

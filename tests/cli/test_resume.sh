@@ -87,6 +87,13 @@ C=(--set time.end=1.2e-4 --set output.energy_every=2e-6 --set output.frame_every
   || { echo "blow-up: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
 "$AVI" info "$work/blow.h5" | grep -q "completion: *failed" || { echo "blow-up: file not marked failed"; bad=$((bad + 1)); }
 
+# Energy growth beyond output.max_energy_growth times its scale is a
+# blow-up too, naming the time and the most energetic potential.
+"$AVI" run bar "${S[@]}" --set output.max_energy_growth=1e-4 -o "$work/grow.h5" --quiet 2>"$work/err"; rc=$?
+[ "$rc" -eq 1 ] && grep -q "blow-up at t = .*max_energy_growth" "$work/err" && grep -q "largest: tet [0-9]* (vertices" "$work/err" \
+  || { echo "energy growth: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
+"$AVI" info "$work/grow.h5" | grep -q "completion: *failed: blow-up" || { echo "energy growth: not marked failed"; bad=$((bad + 1)); }
+
 # A full disk (a file-size limit): exit 1 with a message, never a crash.
 ( ulimit -f 300; trap '' XFSZ; exec "$AVI" run bar --set time.end=2 -o "$work/full.h5" --quiet ) 2>"$work/err"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "full.h5" "$work/err" || { echo "full disk: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
