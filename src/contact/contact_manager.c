@@ -245,6 +245,32 @@ static int fail(avi_engine *e, const char *fmt, ...)
     return AVI_ERR_RUN;
 }
 
+/* The step of layer l: its stability step dt_1 / l^1.5, and short enough
+ * that a stencil closing at its present rate d' takes at least
+ * 1 / LAYER_RESOLUTION steps to cross the zone (eta_{l+1}, eta_l] where
+ * layer l is the deepest: a fast impact otherwise crosses a layer between
+ * two of its impulses and the penalty's work is sampled too coarsely. */
+#define LAYER_RESOLUTION 0.2
+static double resolved_step(const avi_engine *e, const avi_contact_manager *cm, const avi_contact_stencil *s, int l,
+                            double t)
+{
+    double dt = avi_layer_step(s->dt1, l);
+    const avi_vertex *V = e->model->vert;
+    double x[4][3], g[4][3];
+    for (int a = 0; a < 4; a++) {
+        const avi_vertex *q = &V[s->v[a]];
+        for (int c = 0; c < 3; c++) x[a][c] = q->x[c] + (t - q->tau) * q->v[c];
+    }
+    double d = s->type == AVI_STENCIL_VF ? avi_pt_distance_gradient((const double (*)[3])x, g)
+                                         : avi_ee_distance_gradient((const double (*)[3])x, g);
+    if (!(d > 0.0)) return dt;
+    double rate = 0.0;
+    for (int a = 0; a < 4; a++) rate += v3_dot(g[a], V[s->v[a]].v);
+    double gap = avi_layer_thickness(cm->eta1, cm->eta_inf, l) - avi_layer_thickness(cm->eta1, cm->eta_inf, l + 1);
+    if (rate < 0.0 && LAYER_RESOLUTION * gap < -rate * dt) dt = LAYER_RESOLUTION * gap / -rate;
+    return dt;
+}
+
 /* Starts layer `layers + 1` of stencil s at time t. */
 static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double t)
 {
@@ -281,7 +307,7 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     /* A fixed contact step (time_step.per_kind.contact) holds for every
      * layer: with all other steps fixed to the same value the run is the
      * synchronous explicit integrator, contact included. */
-    p->dt = e->model->contact_fixed_dt > 0.0 ? e->model->contact_fixed_dt : avi_layer_step(s->dt1, l);
+    p->dt = e->model->contact_fixed_dt > 0.0 ? e->model->contact_fixed_dt : resolved_step(e, cm, s, l, t);
     if (p->dt < cm->dt_min) cm->dt_min = p->dt;
     p->t0 = t;
     s->deepest = slot;
