@@ -98,8 +98,11 @@
  *                 interval at least time.end / 1e9
  *                 max_energy_growth >= 0, default 100: the run fails (a
  *                 blow-up) when at an energy row |E - E0| exceeds this
- *                 many times E0's scale (kinetic + elastic + contact +
- *                 |external| at t = 0); 0: no check
+ *                 many times the energy scale: kinetic + |elastic| +
+ *                 |contact| + |external| at t = 0, at least
+ *                 M (|g| L + (L / time.end)^2) with M the total mass and
+ *                 L the diagonal of the initial state's bounding box;
+ *                 0: no check
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */

@@ -57,7 +57,7 @@ typedef struct {
     avi_checkpoint_info ckpt;
     avi_error ckpt_err;
     int ckpt_failed;
-    double max_growth, e0, e_scale; /* blow-up check on the total energy */
+    double max_growth, e0, e_scale, gravity; /* blow-up check on the total energy */
     int have_e0, blew_up;
     char blow_up[512];
 } run_state;
@@ -92,9 +92,29 @@ static int energy_observer(const avi_engine *e, double t, void *user)
     /* Blow-up: the total energy wandered far from its initial value (the
      * engine itself stops on non-finite states). */
     if (!rs->have_e0) {
+        /* The scale: the energies at t = 0, but at least M (|g| L + (L / T)^2)
+         * with M the mass, L the size of the initial state and T the end
+         * time, so that a system starting at rest (E0 = 0) is not judged
+         * against round-off. */
+        const avi_model *m = avi_engine_model(e);
+        size_t nv = avi_model_vertex_count(m);
+        avi_engine_state_at(e, t, &rs->x[0][0], NULL);
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, mass = 0.0;
+        for (size_t i = 0; i < nv; i++) {
+            mass += avi_model_vertex_mass(m, (uint32_t)i);
+            for (int c = 0; c < 3; c++) {
+                lo[c] = fmin(lo[c], rs->x[i][c]);
+                hi[c] = fmax(hi[c], rs->x[i][c]);
+            }
+        }
+        double size = nv ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                                (hi[2] - lo[2]) * (hi[2] - lo[2]))
+                         : 0.0;
+        double speed = rs->end_time > 0.0 ? size / rs->end_time : 0.0;
         rs->have_e0 = 1;
         rs->e0 = o.total;
-        rs->e_scale = o.kinetic + fabs(o.elastic) + fabs(o.contact) + fabs(o.external);
+        rs->e_scale = fmax(o.kinetic + fabs(o.elastic) + fabs(o.contact) + fabs(o.external),
+                           mass * (rs->gravity * size + speed * speed));
     }
     if (rs->max_growth > 0.0 && rs->e_scale > 0.0 &&
         !(fabs(o.total - rs->e0) <= rs->max_growth * rs->e_scale)) {
@@ -257,6 +277,8 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     }
     rs.end_time = scene->end_time;
     rs.max_growth = scene->output.max_energy_growth;
+    rs.gravity = sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
+                      scene->gravity[2] * scene->gravity[2]);
     rs.progress = !quiet && isatty(STDERR_FILENO);
     rs.wall_start = wall_now();
 
