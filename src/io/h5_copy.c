@@ -64,7 +64,11 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                        int body_count, size_t vertex_count, avi_error *err)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    /* Few metadata retries: a killed writer never completes what failed. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_metadata_read_attempts(fapl, 8);
+    hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+    H5Pclose(fapl);
     if (f < 0) return fail(err, "%s: cannot open the earlier output to copy from", old_path);
     int rc = 0;
     long have_rows = row_count(f, "/observables/kinetic_energy/value");

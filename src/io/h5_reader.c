@@ -252,7 +252,13 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
         err->message[0] = 0;
     }
     /* SWMR reading sees a live run consistently; older files need a plain open. */
-    r.file = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    /* A SWMR reader retries metadata that fails its checksum, waiting for
+     * the writer to finish it; a killed writer never will, so a few tries
+     * give a clear error instead of a hang. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_metadata_read_attempts(fapl, 8);
+    r.file = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+    H5Pclose(fapl);
     if (r.file < 0) {
         H5Eclear2(H5E_DEFAULT);
         r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);

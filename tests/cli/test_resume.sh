@@ -25,9 +25,12 @@ if diff:
 PY
 }
 
-readable() { # a killed file opens with h5py (SWMR) and with avi info
-  "$PYTHON" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r',swmr=True); f['/observables/total_energy/value'][()]" "$1" \
-    && "$AVI" info "$1" > /dev/null
+readable() { # a killed file opens with h5py (SWMR) and with avi info; never hangs
+  timeout 60 "$PYTHON" -c "
+import h5py, sys
+f = h5py.File(sys.argv[1], 'r', swmr=True)
+f.visititems(lambda n, o: o[()] if isinstance(o, h5py.Dataset) else None)" "$1" \
+    && timeout 60 "$AVI" info "$1" > /dev/null
 }
 
 kills=0; resumed=0; early=0
