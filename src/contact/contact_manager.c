@@ -53,6 +53,8 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm->x);
     free(cm->coarse_vf);
     free(cm->coarse_ee);
+    free(cm->skip_vf);
+    free(cm->skip_ee);
     avi_broad_phase_free(&cm->bp);
     free(cm);
 }
@@ -337,12 +339,17 @@ static void gather_at(const avi_contact_manager *cm, const uint32_t v[4], double
 
 /* A candidate within reach at the run: make sure it has layer 1. */
 static int reach(avi_engine *e, avi_contact_manager *cm, uint8_t type, uint32_t a, uint32_t b, const uint32_t v[4],
-                 double t, double margin)
+                 double t, double margin, double *skip_until)
 {
     double x[4][3];
     gather_at(cm, v, x);
     double d = avi_stencil_distance(type, (const double (*)[3])x);
-    if (d - margin > cm->eta1) return AVI_OK;
+    if (d - margin > cm->eta1) {
+        /* Out of reach until its distance could have closed the gap at the
+         * list's speed cap: no need to look before then. */
+        *skip_until = t + (d - margin - cm->eta1) / (2.0 * cm->coarse_vcap);
+        return AVI_OK;
+    }
     long si = stencil_find(cm, type, a, b, v);
     if (si < 0) return fail(e, "out of memory");
     cm->st[si].epoch = cm->epoch;
@@ -357,17 +364,23 @@ static int cmp_candidate(const void *pa, const void *pb)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
-/* Copies the broad phase's output into a sorted list. */
-static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, size_t *count, size_t *cap)
+/* Copies the broad phase's output into a sorted list, every entry due for
+ * an exact look (skip time -inf). */
+static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, double **skip, size_t *count,
+                       size_t *cap)
 {
     if ((size_t)n > *cap) {
         avi_candidate *p = realloc(*list, (size_t)n * sizeof *p);
         if (!p) return -1;
         *list = p;
+        double *q = realloc(*skip, (size_t)n * sizeof *q);
+        if (!q) return -1;
+        *skip = q;
         *cap = (size_t)n;
     }
     if (n > 0) memcpy(*list, bp->out, (size_t)n * sizeof **list);
     qsort(*list, (size_t)n, sizeof **list, cmp_candidate);
+    for (long i = 0; i < n; i++) (*skip)[i] = -INFINITY;
     *count = (size_t)n;
     return 0;
 }
@@ -381,9 +394,9 @@ static int coarse_rebuild(avi_contact_manager *cm, double t, double window, doub
     double cell = fmax(cm->cell, rc);
     long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->points, cm->npoints, cm->tris, cm->ntris, rc,
                                 cell);
-    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
+    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_vf, &cm->skip_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
     n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->edges, cm->nedges, rc, cell);
-    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
+    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_ee, &cm->skip_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
     cm->coarse_until = t + horizon;
     cm->coarse_builds++;
     return 0;
@@ -416,16 +429,18 @@ int avi_contact_run(avi_engine *e, double t)
         if (rc) return fail(e, "out of memory");
     }
     for (size_t c = 0; c < cm->ncoarse_vf; c++) {
+        if (cm->skip_vf[c] > t) continue;
         const avi_candidate *k = &cm->coarse_vf[c];
         const uint32_t *tri = cm->tris[k->b];
         uint32_t v[4] = {cm->points[k->a], tri[0], tri[1], tri[2]};
-        int rc = reach(e, cm, AVI_STENCIL_VF, v[0], k->b, v, t, margin);
+        int rc = reach(e, cm, AVI_STENCIL_VF, v[0], k->b, v, t, margin, &cm->skip_vf[c]);
         if (rc) return rc;
     }
     for (size_t c = 0; c < cm->ncoarse_ee; c++) {
+        if (cm->skip_ee[c] > t) continue;
         const avi_candidate *k = &cm->coarse_ee[c];
         uint32_t v[4] = {cm->edges[k->a][0], cm->edges[k->a][1], cm->edges[k->b][0], cm->edges[k->b][1]};
-        int rc = reach(e, cm, AVI_STENCIL_EE, k->a, k->b, v, t, margin);
+        int rc = reach(e, cm, AVI_STENCIL_EE, k->a, k->b, v, t, margin, &cm->skip_ee[c]);
         if (rc) return rc;
     }
     /* Stencils out of reach lose all their layers (they exert no force:

@@ -59,6 +59,7 @@ typedef struct avi_contact_manager {
      * Verlet list), sorted by (a, b) so that the order of activations does
      * not depend on when the list was built. */
     avi_candidate *coarse_vf, *coarse_ee;
+    double *skip_vf, *skip_ee; /* per candidate: no exact look needed before this time */
     size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
     double coarse_until, coarse_vcap;
     uint64_t coarse_builds;
