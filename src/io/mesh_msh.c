@@ -4,6 +4,7 @@
  * the end of a section, arrays grow with what is actually read, and every
  * number is checked before use. */
 #include "avi/mesh.h"
+#include "io/text_lines.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,104 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Text file split into lines (mesh_obj.c has the same helpers, so
- * each reader stands alone) ---- */
-
-typedef struct {
-    const char *path;
-    avi_error *err;
-    char *buf;
-    size_t size;
-    size_t pos;
-    size_t nul_at; /* first NUL byte, or size */
-    size_t line;   /* number of the line last returned */
-} text;
-
-static int fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
-/* "path:line: message" */
-static int fail_at(text *t, size_t line, const char *fmt, ...)
-{
-    if (t->err) {
-        char msg[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        snprintf(t->err->message, sizeof t->err->message, "%s:%zu: %s", t->path, line, msg);
-        t->err->status = AVI_ERR_INPUT;
-    }
-    return AVI_ERR_INPUT;
-}
-
-static int text_load(text *t, const char *path, avi_error *err)
-{
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    t->err = err;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (!buf) return fail(err, AVI_ERR_RUN, "%s: out of memory reading the file", path);
-    if (bad) {
-        free(buf);
-        return fail(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
-    }
-    buf[n] = '\0';
-    char *nul = memchr(buf, '\0', n);
-    t->buf = buf;
-    t->size = n;
-    t->nul_at = nul ? (size_t)(nul - buf) : n;
-    return AVI_OK;
-}
-
-/* Next line without its line ending; *line = NULL at the end of the file. */
-static int text_next(text *t, char **line)
-{
-    *line = NULL;
-    if (t->pos >= t->size) return AVI_OK;
-    char *s = t->buf + t->pos;
-    char *nl = memchr(s, '\n', t->size - t->pos);
-    size_t end = nl ? (size_t)(nl - t->buf) : t->size;
-    t->line++;
-    if (t->nul_at >= t->pos && t->nul_at < end)
-        return fail_at(t, t->line, "binary data (NUL byte): not an ASCII text file");
-    t->buf[end] = '\0';
-    if (end > t->pos && t->buf[end - 1] == '\r') t->buf[end - 1] = '\0';
-    t->pos = end + 1;
-    *line = s;
-    return AVI_OK;
-}
 
 /* Splits a line in place at blanks; stores up to `max` tokens and returns
  * how many there are. */
@@ -178,7 +81,7 @@ typedef struct {
 } tag_index;
 
 typedef struct {
-    text t;
+    avi_text t;
     int v4; /* format 4.1, else 2.2 */
     double (*x)[3];
     uint64_t *tag;
@@ -210,13 +113,13 @@ static void msh_free(msh *r)
     free(r->tet_line);
 }
 
-static int oom(msh *r) { return fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
+static int oom(msh *r) { return avi_text_fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
 
 /* Next non-blank line, or NULL at the end of the file. */
 static int nonblank(msh *r, char **line)
 {
     for (;;) {
-        int rc = text_next(&r->t, line);
+        int rc = avi_text_next(&r->t, line);
         if (rc || !*line) return rc;
         const char *s = *line;
         while (*s == ' ' || *s == '\t' || *s == '\v' || *s == '\f') s++;
@@ -230,10 +133,10 @@ static int data_line(msh *r, const char *section, const char *expecting, char **
 {
     int rc = nonblank(r, line);
     if (rc) return rc;
-    if (!*line) return fail_at(&r->t, r->t.line, "unexpected end of file in $%s: expected %s", section, expecting);
+    if (!*line) return avi_text_fail_at(&r->t, r->t.line, "unexpected end of file in $%s: expected %s", section, expecting);
     if ((*line)[0] == '$') {
         char ex[48];
-        return fail_at(&r->t, r->t.line, "$%s ends early at '%s': expected %s", section, excerpt(*line, ex), expecting);
+        return avi_text_fail_at(&r->t, r->t.line, "$%s ends early at '%s': expected %s", section, excerpt(*line, ex), expecting);
     }
     return AVI_OK;
 }
@@ -243,11 +146,11 @@ static int expect_end(msh *r, const char *section)
     char *line, *tok[2], ex[48];
     int rc = nonblank(r, &line);
     if (rc) return rc;
-    if (!line) return fail_at(&r->t, r->t.line, "unexpected end of file: missing $End%s", section);
+    if (!line) return avi_text_fail_at(&r->t, r->t.line, "unexpected end of file: missing $End%s", section);
     if (split(line, tok, 2) == 1 && tok[0][0] == '$' && strncmp(tok[0] + 1, "End", 3) == 0 &&
         strcmp(tok[0] + 4, section) == 0)
         return AVI_OK;
-    return fail_at(&r->t, r->t.line, "expected $End%s, found '%s' (more entries than the section's count?)", section,
+    return avi_text_fail_at(&r->t, r->t.line, "expected $End%s, found '%s' (more entries than the section's count?)", section,
                    excerpt(line, ex));
 }
 
@@ -256,12 +159,12 @@ static int header(msh *r, char *line, const char *what, int count, uint64_t *v)
 {
     char *tok[8];
     int n = split(line, tok, 8);
-    if (n != count) return fail_at(&r->t, r->t.line, "expected %s (%d numbers), found %d fields", what, count, n);
+    if (n != count) return avi_text_fail_at(&r->t, r->t.line, "expected %s (%d numbers), found %d fields", what, count, n);
     for (int i = 0; i < count; i++) {
         char ex[48];
-        if (tok[i][0] == '-') return fail_at(&r->t, r->t.line, "bad %s: negative value %s", what, excerpt(tok[i], ex));
+        if (tok[i][0] == '-') return avi_text_fail_at(&r->t, r->t.line, "bad %s: negative value %s", what, excerpt(tok[i], ex));
         if (!parse_u64(tok[i], &v[i]))
-            return fail_at(&r->t, r->t.line, "bad %s: '%s' is not a 64-bit unsigned integer", what, excerpt(tok[i], ex));
+            return avi_text_fail_at(&r->t, r->t.line, "bad %s: '%s' is not a 64-bit unsigned integer", what, excerpt(tok[i], ex));
     }
     return AVI_OK;
 }
@@ -273,8 +176,8 @@ static int parse_coords(msh *r, char **tok, double p[3])
         errno = 0;
         p[i] = strtod(tok[i], &end);
         char ex[48];
-        if (end == tok[i] || *end) return fail_at(&r->t, r->t.line, "bad coordinate '%s'", excerpt(tok[i], ex));
-        if (!isfinite(p[i])) return fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok[i], ex));
+        if (end == tok[i] || *end) return avi_text_fail_at(&r->t, r->t.line, "bad coordinate '%s'", excerpt(tok[i], ex));
+        if (!isfinite(p[i])) return avi_text_fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok[i], ex));
     }
     return AVI_OK;
 }
@@ -283,13 +186,13 @@ static int parse_node_tag(msh *r, const char *s, uint64_t *tag)
 {
     char ex[48];
     if (!parse_u64(s, tag) || *tag == 0)
-        return fail_at(&r->t, r->t.line, "bad node tag '%s' (expected a positive integer)", excerpt(s, ex));
+        return avi_text_fail_at(&r->t, r->t.line, "bad node tag '%s' (expected a positive integer)", excerpt(s, ex));
     return AVI_OK;
 }
 
 static int push_node(msh *r, uint64_t tag)
 {
-    if (r->nn >= UINT32_MAX - 1) return fail_at(&r->t, r->t.line, "too many nodes for 32-bit indices");
+    if (r->nn >= UINT32_MAX - 1) return avi_text_fail_at(&r->t, r->t.line, "too many nodes for 32-bit indices");
     if (!reserve((void **)&r->x, &r->cap_x, r->nn, sizeof *r->x) ||
         !reserve((void **)&r->tag, &r->cap_tag, r->nn, sizeof *r->tag) ||
         !reserve((void **)&r->node_line, &r->cap_nl, r->nn, sizeof *r->node_line))
@@ -321,7 +224,7 @@ static int build_map(msh *r)
         for (size_t i = 0; i < r->nn; i++) {
             uint32_t *slot = &r->dense[r->tag[i]];
             if (*slot != EMPTY)
-                return fail_at(&r->t, r->node_line[i], "duplicate node tag %llu (first defined on line %u)",
+                return avi_text_fail_at(&r->t, r->node_line[i], "duplicate node tag %llu (first defined on line %u)",
                                (unsigned long long)r->tag[i], r->node_line[*slot]);
             *slot = (uint32_t)i;
         }
@@ -336,7 +239,7 @@ static int build_map(msh *r)
     qsort(r->sorted, r->nn, sizeof *r->sorted, cmp_tag_index);
     for (size_t i = 1; i < r->nn; i++)
         if (r->sorted[i].tag == r->sorted[i - 1].tag)
-            return fail_at(&r->t, r->node_line[r->sorted[i].index], "duplicate node tag %llu (first defined on line %u)",
+            return avi_text_fail_at(&r->t, r->node_line[r->sorted[i].index], "duplicate node tag %llu (first defined on line %u)",
                            (unsigned long long)r->sorted[i].tag, r->node_line[r->sorted[i - 1].index]);
     return AVI_OK;
 }
@@ -365,7 +268,7 @@ static int read_nodes(msh *r)
         for (uint64_t i = 0; i < h[0]; i++) {
             if ((rc = data_line(r, "Nodes", count_buf, &line))) return rc;
             int n = split(line, tok, 8);
-            if (n != 4) return fail_at(&r->t, r->t.line, "expected 'tag x y z', found %d fields", n);
+            if (n != 4) return avi_text_fail_at(&r->t, r->t.line, "expected 'tag x y z', found %d fields", n);
             uint64_t tag;
             if ((rc = parse_node_tag(r, tok[0], &tag)) || (rc = push_node(r, tag)) ||
                 (rc = parse_coords(r, tok + 1, r->x[r->nn - 1])))
@@ -379,16 +282,16 @@ static int read_nodes(msh *r)
             if ((rc = data_line(r, "Nodes", "a node block header", &line)) ||
                 (rc = header(r, line, "node block header 'entityDim entityTag parametric numNodesInBlock'", 4, bh)))
                 return rc;
-            if (bh[0] > 3) return fail_at(&r->t, r->t.line, "bad entity dimension %llu", (unsigned long long)bh[0]);
-            if (bh[2] > 1) return fail_at(&r->t, r->t.line, "bad parametric flag %llu", (unsigned long long)bh[2]);
+            if (bh[0] > 3) return avi_text_fail_at(&r->t, r->t.line, "bad entity dimension %llu", (unsigned long long)bh[0]);
+            if (bh[2] > 1) return avi_text_fail_at(&r->t, r->t.line, "bad parametric flag %llu", (unsigned long long)bh[2]);
             if (bh[3] > total - seen)
-                return fail_at(&r->t, r->t.line, "node block of %llu nodes exceeds the %llu nodes of the header",
+                return avi_text_fail_at(&r->t, r->t.line, "node block of %llu nodes exceeds the %llu nodes of the header",
                                (unsigned long long)bh[3], (unsigned long long)total);
             size_t first = r->nn;
             for (uint64_t i = 0; i < bh[3]; i++) {
                 if ((rc = data_line(r, "Nodes", "a node tag", &line))) return rc;
                 int n = split(line, tok, 8);
-                if (n != 1) return fail_at(&r->t, r->t.line, "expected one node tag, found %d fields", n);
+                if (n != 1) return avi_text_fail_at(&r->t, r->t.line, "expected one node tag, found %d fields", n);
                 uint64_t tag;
                 if ((rc = parse_node_tag(r, tok[0], &tag)) || (rc = push_node(r, tag))) return rc;
             }
@@ -396,13 +299,13 @@ static int read_nodes(msh *r)
             for (uint64_t i = 0; i < bh[3]; i++) {
                 if ((rc = data_line(r, "Nodes", "node coordinates", &line))) return rc;
                 int n = split(line, tok, 8);
-                if (n != want) return fail_at(&r->t, r->t.line, "expected %d coordinates, found %d fields", want, n);
+                if (n != want) return avi_text_fail_at(&r->t, r->t.line, "expected %d coordinates, found %d fields", want, n);
                 if ((rc = parse_coords(r, tok, r->x[first + i]))) return rc;
             }
             seen += bh[3];
         }
         if (seen != total)
-            return fail_at(&r->t, r->t.line, "node blocks hold %llu nodes, but the header says %llu",
+            return avi_text_fail_at(&r->t, r->t.line, "node blocks hold %llu nodes, but the header says %llu",
                            (unsigned long long)seen, (unsigned long long)total);
     }
     if ((rc = expect_end(r, "Nodes"))) return rc;
@@ -418,10 +321,10 @@ static int add_element(msh *r, int type, const char *elem_tag, char **nodes)
     for (int k = 0; k < nv; k++) {
         uint64_t tag;
         if (!parse_u64(nodes[k], &tag))
-            return fail_at(&r->t, r->t.line, "element %s: bad node tag '%s'", excerpt(elem_tag, ex), excerpt(nodes[k], ex2));
+            return avi_text_fail_at(&r->t, r->t.line, "element %s: bad node tag '%s'", excerpt(elem_tag, ex), excerpt(nodes[k], ex2));
         v[k] = lookup(r, tag);
         if (v[k] == EMPTY)
-            return fail_at(&r->t, r->t.line, "element %s refers to node %s, which is not defined", excerpt(elem_tag, ex),
+            return avi_text_fail_at(&r->t, r->t.line, "element %s refers to node %s, which is not defined", excerpt(elem_tag, ex),
                            excerpt(nodes[k], ex2));
     }
     if (type == 2) {
@@ -454,15 +357,15 @@ static int read_elements(msh *r)
             int n = split(line, tok, 64);
             uint64_t id, type, ntags;
             if (n < 3 || !parse_u64(tok[0], &id) || !parse_u64(tok[1], &type) || !parse_u64(tok[2], &ntags))
-                return fail_at(&r->t, r->t.line, "expected 'id type ntags tags... nodes...'");
+                return avi_text_fail_at(&r->t, r->t.line, "expected 'id type ntags tags... nodes...'");
             if (type != 2 && type != 4) continue; /* points, lines, quads...: not ours */
             uint64_t nv = type == 2 ? 3 : 4;
             if (ntags > (uint64_t)n || (uint64_t)n != 3 + ntags + nv) /* first test: no wrap-around */
-                return fail_at(&r->t, r->t.line, "element %s of type %llu: expected %llu tags and %llu nodes, found %d fields",
+                return avi_text_fail_at(&r->t, r->t.line, "element %s of type %llu: expected %llu tags and %llu nodes, found %d fields",
                                excerpt(tok[0], ex), (unsigned long long)type, (unsigned long long)ntags,
                                (unsigned long long)nv, n);
             if (n > 64)
-                return fail_at(&r->t, r->t.line, "element %s has too many tags (%llu)", excerpt(tok[0], ex),
+                return avi_text_fail_at(&r->t, r->t.line, "element %s has too many tags (%llu)", excerpt(tok[0], ex),
                                (unsigned long long)ntags);
             if ((rc = add_element(r, (int)type, tok[0], tok + 3 + ntags))) return rc;
         }
@@ -475,7 +378,7 @@ static int read_elements(msh *r)
                 (rc = header(r, line, "element block header 'entityDim entityTag elementType numElementsInBlock'", 4, bh)))
                 return rc;
             if (bh[3] > total - seen)
-                return fail_at(&r->t, r->t.line, "element block of %llu elements exceeds the %llu elements of the header",
+                return avi_text_fail_at(&r->t, r->t.line, "element block of %llu elements exceeds the %llu elements of the header",
                                (unsigned long long)bh[3], (unsigned long long)total);
             int want = bh[2] == 2 ? 4 : bh[2] == 4 ? 5 : 0;
             for (uint64_t i = 0; i < bh[3]; i++) {
@@ -483,14 +386,14 @@ static int read_elements(msh *r)
                 if (!want) continue;
                 int n = split(line, tok, 64);
                 if (n != want)
-                    return fail_at(&r->t, r->t.line, "element of type %llu: expected a tag and %d nodes, found %d fields",
+                    return avi_text_fail_at(&r->t, r->t.line, "element of type %llu: expected a tag and %d nodes, found %d fields",
                                    (unsigned long long)bh[2], want - 1, n);
                 if ((rc = add_element(r, (int)bh[2], tok[0], tok + 1))) return rc;
             }
             seen += bh[3];
         }
         if (seen != total)
-            return fail_at(&r->t, r->t.line, "element blocks hold %llu elements, but the header says %llu",
+            return avi_text_fail_at(&r->t, r->t.line, "element blocks hold %llu elements, but the header says %llu",
                            (unsigned long long)seen, (unsigned long long)total);
     }
     return expect_end(r, "Elements");
@@ -501,9 +404,9 @@ static int skip_section(msh *r, const char *name, size_t start)
 {
     char *line, *tok[2];
     for (;;) {
-        int rc = text_next(&r->t, &line);
+        int rc = avi_text_next(&r->t, &line);
         if (rc) return rc;
-        if (!line) return fail_at(&r->t, start, "section $%s has no $End%s", name, name);
+        if (!line) return avi_text_fail_at(&r->t, start, "section $%s has no $End%s", name, name);
         if (split(line, tok, 2) == 1 && tok[0][0] == '$' && strncmp(tok[0] + 1, "End", 3) == 0 &&
             strcmp(tok[0] + 4, name) == 0)
             return AVI_OK;
@@ -515,18 +418,18 @@ static int read_format(msh *r)
     char *line, *tok[4], ex[48];
     int rc = nonblank(r, &line);
     if (rc) return rc;
-    if (!line) return fail_at(&r->t, r->t.line ? r->t.line : 1, "empty file (expected $MeshFormat)");
+    if (!line) return avi_text_fail_at(&r->t, r->t.line ? r->t.line : 1, "empty file (expected $MeshFormat)");
     if (split(line, tok, 4) != 1 || strcmp(tok[0], "$MeshFormat") != 0)
-        return fail_at(&r->t, r->t.line, "not a Gmsh mesh: expected $MeshFormat, found '%s'", excerpt(tok[0], ex));
+        return avi_text_fail_at(&r->t, r->t.line, "not a Gmsh mesh: expected $MeshFormat, found '%s'", excerpt(tok[0], ex));
     if ((rc = data_line(r, "MeshFormat", "'version file-type data-size'", &line))) return rc;
     int n = split(line, tok, 4);
-    if (n != 3) return fail_at(&r->t, r->t.line, "expected 'version file-type data-size', found %d fields", n);
+    if (n != 3) return avi_text_fail_at(&r->t, r->t.line, "expected 'version file-type data-size', found %d fields", n);
     if (strcmp(tok[0], "2.2") == 0) r->v4 = 0;
     else if (strcmp(tok[0], "4.1") == 0) r->v4 = 1;
-    else return fail_at(&r->t, r->t.line, "unsupported .msh version '%s' (supported: 2.2 and 4.1)", excerpt(tok[0], ex));
+    else return avi_text_fail_at(&r->t, r->t.line, "unsupported .msh version '%s' (supported: 2.2 and 4.1)", excerpt(tok[0], ex));
     if (strcmp(tok[1], "1") == 0)
-        return fail_at(&r->t, r->t.line, "binary .msh files are not supported; save the mesh as ASCII (Gmsh: Mesh.Binary = 0)");
-    if (strcmp(tok[1], "0") != 0) return fail_at(&r->t, r->t.line, "bad file type '%s' (0 = ASCII)", excerpt(tok[1], ex));
+        return avi_text_fail_at(&r->t, r->t.line, "binary .msh files are not supported; save the mesh as ASCII (Gmsh: Mesh.Binary = 0)");
+    if (strcmp(tok[1], "0") != 0) return avi_text_fail_at(&r->t, r->t.line, "bad file type '%s' (0 = ASCII)", excerpt(tok[1], ex));
     return expect_end(r, "MeshFormat");
 }
 
@@ -540,21 +443,21 @@ static int parse(msh *r)
         if ((rc = nonblank(r, &line))) return rc;
         if (!line) break;
         if (split(line, tok, 2) != 1 || tok[0][0] != '$')
-            return fail_at(&r->t, r->t.line, "expected a section ($Nodes, $Elements, ...), found '%s'", excerpt(tok[0], ex));
+            return avi_text_fail_at(&r->t, r->t.line, "expected a section ($Nodes, $Elements, ...), found '%s'", excerpt(tok[0], ex));
         const char *name = tok[0] + 1;
         if (strcmp(name, "Nodes") == 0) {
-            if (have_nodes) return fail_at(&r->t, r->t.line, "second $Nodes section");
+            if (have_nodes) return avi_text_fail_at(&r->t, r->t.line, "second $Nodes section");
             if ((rc = read_nodes(r))) return rc;
             have_nodes = 1;
         } else if (strcmp(name, "Elements") == 0) {
-            if (!have_nodes) return fail_at(&r->t, r->t.line, "$Elements before $Nodes");
-            if (have_elements) return fail_at(&r->t, r->t.line, "second $Elements section");
+            if (!have_nodes) return avi_text_fail_at(&r->t, r->t.line, "$Elements before $Nodes");
+            if (have_elements) return avi_text_fail_at(&r->t, r->t.line, "second $Elements section");
             if ((rc = read_elements(r))) return rc;
             have_elements = 1;
         } else if (strcmp(name, "MeshFormat") == 0) {
-            return fail_at(&r->t, r->t.line, "second $MeshFormat section");
+            return avi_text_fail_at(&r->t, r->t.line, "second $MeshFormat section");
         } else if (strncmp(name, "End", 3) == 0 || !*name) {
-            return fail_at(&r->t, r->t.line, "unexpected '%s' outside a section", excerpt(tok[0], ex));
+            return avi_text_fail_at(&r->t, r->t.line, "unexpected '%s' outside a section", excerpt(tok[0], ex));
         } else {
             char saved[64];
             snprintf(saved, sizeof saved, "%s", name);
@@ -562,10 +465,10 @@ static int parse(msh *r)
         }
     }
     size_t last = r->t.line ? r->t.line : 1;
-    if (!have_nodes) return fail_at(&r->t, last, "missing $Nodes section");
-    if (!have_elements) return fail_at(&r->t, last, "missing $Elements section");
+    if (!have_nodes) return avi_text_fail_at(&r->t, last, "missing $Nodes section");
+    if (!have_elements) return avi_text_fail_at(&r->t, last, "missing $Elements section");
     if (r->nt == 0 && r->nk == 0)
-        return fail_at(&r->t, last, "no triangles (element type 2) or tetrahedra (element type 4)");
+        return avi_text_fail_at(&r->t, last, "no triangles (element type 2) or tetrahedra (element type 4)");
     return AVI_OK;
 }
 
@@ -574,7 +477,7 @@ int avi_mesh_read_msh(const char *path, avi_mesh *out, avi_error *err)
     memset(out, 0, sizeof *out);
     msh r;
     memset(&r, 0, sizeof r);
-    int rc = text_load(&r.t, path, err);
+    int rc = avi_text_load(&r.t, path, err);
     if (rc) return rc;
     rc = parse(&r);
     if (!rc) {

@@ -3,6 +3,7 @@
  * Like the Gmsh reader it trusts nothing: every number and index is checked
  * and arrays grow only with what is read. */
 #include "avi/mesh.h"
+#include "io/text_lines.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,104 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Text file split into lines (as in mesh_msh.c; each reader stands
- * alone) ---- */
-
-typedef struct {
-    const char *path;
-    avi_error *err;
-    char *buf;
-    size_t size;
-    size_t pos;
-    size_t nul_at; /* first NUL byte, or size */
-    size_t line;   /* number of the line last returned */
-} text;
-
-static int fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
-/* "path:line: message" */
-static int fail_at(text *t, size_t line, const char *fmt, ...)
-{
-    if (t->err) {
-        char msg[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        snprintf(t->err->message, sizeof t->err->message, "%s:%zu: %s", t->path, line, msg);
-        t->err->status = AVI_ERR_INPUT;
-    }
-    return AVI_ERR_INPUT;
-}
-
-static int text_load(text *t, const char *path, avi_error *err)
-{
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    t->err = err;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (!buf) return fail(err, AVI_ERR_RUN, "%s: out of memory reading the file", path);
-    if (bad) {
-        free(buf);
-        return fail(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
-    }
-    buf[n] = '\0';
-    char *nul = memchr(buf, '\0', n);
-    t->buf = buf;
-    t->size = n;
-    t->nul_at = nul ? (size_t)(nul - buf) : n;
-    return AVI_OK;
-}
-
-/* Next line without its line ending; *line = NULL at the end of the file. */
-static int text_next(text *t, char **line)
-{
-    *line = NULL;
-    if (t->pos >= t->size) return AVI_OK;
-    char *s = t->buf + t->pos;
-    char *nl = memchr(s, '\n', t->size - t->pos);
-    size_t end = nl ? (size_t)(nl - t->buf) : t->size;
-    t->line++;
-    if (t->nul_at >= t->pos && t->nul_at < end)
-        return fail_at(t, t->line, "binary data (NUL byte): not an ASCII text file");
-    t->buf[end] = '\0';
-    if (end > t->pos && t->buf[end - 1] == '\r') t->buf[end - 1] = '\0';
-    t->pos = end + 1;
-    *line = s;
-    return AVI_OK;
-}
 
 /* A printable excerpt of a line for messages. */
 static const char *excerpt(const char *s, char out[48])
@@ -179,36 +82,36 @@ static int read_int(const char **p, int64_t *v)
 /* A face corner "i", "i/t", "i/t/n" or "i//n" to a 0-based vertex index.
  * Positive indices are checked against the vertex count at the end of the
  * file; negative ones count back from the vertices read so far. */
-static int face_corner(text *t, const char *tok, size_t nv, uint32_t *index)
+static int face_corner(avi_text *t, const char *tok, size_t nv, uint32_t *index)
 {
     const char *p = tok;
     int64_t i, other;
     char ex[48];
-    if (!read_int(&p, &i)) return fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
+    if (!read_int(&p, &i)) return avi_text_fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
     if (*p == '/') {
         p++;
-        if (*p != '/' && !read_int(&p, &other)) return fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
+        if (*p != '/' && !read_int(&p, &other)) return avi_text_fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
         if (*p == '/') {
             p++;
-            if (!read_int(&p, &other)) return fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
+            if (!read_int(&p, &other)) return avi_text_fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
         }
     }
-    if (*p) return fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
-    if (i == 0) return fail_at(t, t->line, "vertex index 0 in '%s' (.obj indices start at 1)", excerpt(tok, ex));
+    if (*p) return avi_text_fail_at(t, t->line, "bad vertex reference '%s'", excerpt(tok, ex));
+    if (i == 0) return avi_text_fail_at(t, t->line, "vertex index 0 in '%s' (.obj indices start at 1)", excerpt(tok, ex));
     if (i < 0) {
         if ((uint64_t)-i > nv)
-            return fail_at(t, t->line, "relative vertex index %lld reaches before the first vertex (%zu vertices so far)",
+            return avi_text_fail_at(t, t->line, "relative vertex index %lld reaches before the first vertex (%zu vertices so far)",
                            (long long)i, nv);
         *index = (uint32_t)(nv - (size_t)-i);
     } else {
-        if (i > (int64_t)UINT32_MAX - 1) return fail_at(t, t->line, "vertex index %lld too large", (long long)i);
+        if (i > (int64_t)UINT32_MAX - 1) return avi_text_fail_at(t, t->line, "vertex index %lld too large", (long long)i);
         *index = (uint32_t)(i - 1);
     }
     return AVI_OK;
 }
 
 typedef struct {
-    text t;
+    avi_text t;
     double (*x)[3];
     size_t nv, cap_x;
     uint32_t (*tri)[3];
@@ -216,7 +119,7 @@ typedef struct {
     size_t nt, cap_t, cap_tl;
 } obj;
 
-static int oom(obj *r) { return fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
+static int oom(obj *r) { return avi_text_fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
 
 static int read_vertex(obj *r, char *rest)
 {
@@ -226,18 +129,18 @@ static int read_vertex(obj *r, char *rest)
         char *end;
         double v = strtod(tok, &end);
         char ex[48];
-        if (end == tok || *end) return fail_at(&r->t, r->t.line, "bad coordinate '%s'", excerpt(tok, ex));
+        if (end == tok || *end) return avi_text_fail_at(&r->t, r->t.line, "bad coordinate '%s'", excerpt(tok, ex));
         if (n < 3) {
-            if (!isfinite(v)) return fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok, ex));
+            if (!isfinite(v)) return avi_text_fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok, ex));
             if (n == 0) {
-                if (r->nv >= UINT32_MAX - 1) return fail_at(&r->t, r->t.line, "too many vertices for 32-bit indices");
+                if (r->nv >= UINT32_MAX - 1) return avi_text_fail_at(&r->t, r->t.line, "too many vertices for 32-bit indices");
                 if (!reserve((void **)&r->x, &r->cap_x, r->nv, sizeof *r->x)) return oom(r);
             }
             r->x[r->nv][n] = v;
         } /* further numbers: w, or a vertex colour; checked, then dropped */
         n++;
     }
-    if (n < 3 || n > 7) return fail_at(&r->t, r->t.line, "expected 'v x y z', found %d numbers", n);
+    if (n < 3 || n > 7) return avi_text_fail_at(&r->t, r->t.line, "expected 'v x y z', found %d numbers", n);
     r->nv++;
     return AVI_OK;
 }
@@ -263,7 +166,7 @@ static int read_face(obj *r, char *rest)
         prev = v;
         n++;
     }
-    if (n < 3) return fail_at(&r->t, r->t.line, "a face needs at least 3 vertices, found %zu", n);
+    if (n < 3) return avi_text_fail_at(&r->t, r->t.line, "a face needs at least 3 vertices, found %zu", n);
     return AVI_OK;
 }
 
@@ -272,7 +175,7 @@ static int parse(obj *r)
     static const char *const ignored[] = {"vt", "vn", "vp", "o", "g", "s", "l", "p", "usemtl", "mtllib"};
     char *line;
     for (;;) {
-        int rc = text_next(&r->t, &line);
+        int rc = avi_text_next(&r->t, &line);
         if (rc) return rc;
         if (!line) break;
         char *hash = strchr(line, '#');
@@ -287,15 +190,15 @@ static int parse(obj *r)
             size_t k = 0, nk = sizeof ignored / sizeof ignored[0];
             while (k < nk && strcmp(key, ignored[k]) != 0) k++;
             if (k == nk)
-                rc = fail_at(&r->t, r->t.line, "unsupported statement '%s' (a mesh needs only v and f)", excerpt(key, ex));
+                rc = avi_text_fail_at(&r->t, r->t.line, "unsupported statement '%s' (a mesh needs only v and f)", excerpt(key, ex));
         }
         if (rc) return rc;
     }
-    if (r->nt == 0) return fail_at(&r->t, r->t.line ? r->t.line : 1, "no faces (f lines) in the file");
+    if (r->nt == 0) return avi_text_fail_at(&r->t, r->t.line ? r->t.line : 1, "no faces (f lines) in the file");
     for (size_t t = 0; t < r->nt; t++)
         for (int k = 0; k < 3; k++)
             if (r->tri[t][k] >= r->nv)
-                return fail_at(&r->t, r->tri_line[t], "face refers to vertex %llu, but the file has %zu vertices",
+                return avi_text_fail_at(&r->t, r->tri_line[t], "face refers to vertex %llu, but the file has %zu vertices",
                                (unsigned long long)r->tri[t][k] + 1, r->nv);
     return AVI_OK;
 }
@@ -305,7 +208,7 @@ int avi_mesh_read_obj(const char *path, avi_mesh *out, avi_error *err)
     memset(out, 0, sizeof *out);
     obj r;
     memset(&r, 0, sizeof r);
-    int rc = text_load(&r.t, path, err);
+    int rc = avi_text_load(&r.t, path, err);
     if (rc) return rc;
     rc = parse(&r);
     if (!rc) {
