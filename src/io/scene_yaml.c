@@ -1563,7 +1563,8 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
-        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        /* NULL + 0 is undefined behaviour: the first call sizes the buffer. */
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->cap - b->n, fmt, ap);
         va_end(ap);
         if (k < 0) {
             b->oom = 1;
