@@ -43,7 +43,7 @@ SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
-.PHONY: all deps run test test-unit test-san test-cli test-long bench valgrind clean
+.PHONY: all deps run test test-unit test-san test-cli test-long bench valgrind clean fuzz
 all: deps $(LIB) $(AVI) $(B)/tests/check_penetration
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
@@ -154,3 +154,70 @@ clean:
 	rm -rf $(B) $(SAN)
 
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
+
+# ---- Fuzzing (tests/fuzz): libFuzzer harnesses for the scene parser and the
+# mesh readers, built with clang under ASan and UBSan in their own tree.
+# Not part of `make test`.
+#   make fuzz                    each harness for FUZZ_SECONDS (default 60)
+#   make fuzz FUZZ_SECONDS=3600 FUZZ_NAMES=msh
+# New inputs go to build-fuzz/corpus/<name>, crashes to build-fuzz/artifacts.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   ?= scene msh obj
+FUZZ_ARGS    ?= -max_len=65536 -rss_limit_mb=2048 -timeout=10
+FUZZ_UBSAN   ?= print_stacktrace=1
+FUZZ_B       := build-fuzz
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
+FUZZ_LIB     := $(FUZZ_B)/libavi.a
+FUZZ_TOOL    := $(FUZZ_B)/toolchain.txt
+FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm
+FUZZ_APT     := clang libclang-rt-dev
+FUZZ_PROBE   := int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
+
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
+	@failed=""; for n in $(FUZZ_NAMES); do \
+	  mkdir -p $(FUZZ_B)/corpus/$$n $(FUZZ_B)/artifacts; \
+	  echo "fuzz_$$n: $(FUZZ_SECONDS) s, log in $(FUZZ_B)/fuzz_$$n.log"; \
+	  if UBSAN_OPTIONS=$(FUZZ_UBSAN) ./$(FUZZ_B)/fuzz_$$n $(FUZZ_B)/corpus/$$n tests/fuzz/corpus_$$n \
+	       -dict=tests/fuzz/$$n.dict -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) \
+	       -artifact_prefix=$(FUZZ_B)/artifacts/$$n- -print_final_stats=1 > $(FUZZ_B)/fuzz_$$n.log 2>&1; then \
+	    grep -E '^#[0-9]+ +DONE|^Done|stat::number_of_executed_units|stat::peak_rss_mb' $(FUZZ_B)/fuzz_$$n.log | sed 's/^/  /'; \
+	  else \
+	    failed="$$failed $$n"; tail -n 60 $(FUZZ_B)/fuzz_$$n.log; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in $(FUZZ_B)/artifacts)" >&2; exit 1; fi; \
+	echo "fuzz: no crash, leak, hang or sanitizer report"
+
+# clang with the libFuzzer runtime; as root with apt-get, installed when missing.
+$(FUZZ_TOOL):
+	@mkdir -p $(FUZZ_B) && echo '*' > $(FUZZ_B)/.gitignore
+	@if ! echo '$(FUZZ_PROBE)' | $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o $(FUZZ_B)/probe 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing clang and the libFuzzer runtime"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(FUZZ_APT) >/dev/null || \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang >/dev/null; } \
+	      || { echo "error: apt-get install failed" >&2; exit 1; }; \
+	    echo '$(FUZZ_PROBE)' | $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o $(FUZZ_B)/probe || exit 1; \
+	  else \
+	    echo "error: $(FUZZ_CC) cannot build a libFuzzer target" >&2; \
+	    echo "       install it with: sudo apt-get install $(FUZZ_APT)" >&2; exit 1; \
+	  fi; \
+	fi; rm -f $(FUZZ_B)/probe; $(FUZZ_CC) --version | head -n 1 > $@
+
+$(FUZZ_B)/%.o: %.c | deps $(FUZZ_TOOL)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(WARN) $(DEFS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(INCLUDES) $(DEP_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_B)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_B)/fuzz_%: $(FUZZ_B)/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+
+.SECONDARY: $(FUZZ_B)/tests/fuzz/fuzz_scene.o $(FUZZ_B)/tests/fuzz/fuzz_msh.o $(FUZZ_B)/tests/fuzz/fuzz_obj.o
+-include $(wildcard $(FUZZ_OBJ:.o=.d) $(FUZZ_B)/tests/fuzz/*.d)

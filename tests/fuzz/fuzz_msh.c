@@ -1,0 +1,9 @@
+/* libFuzzer harness: Gmsh .msh reader (avi_mesh_read_msh). */
+#include "fuzz_mesh.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_mesh_one(avi_mesh_read_msh, ".msh", data, size);
+}
