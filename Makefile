@@ -192,7 +192,7 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 
 # clang with the libFuzzer runtime; as root with apt-get, installed when missing.
 $(FUZZ_TOOL):
-	@mkdir -p $(FUZZ_B) && echo '*' > $(FUZZ_B)/.gitignore
+	@mkdir -p $(FUZZ_B)
 	@if ! echo '$(FUZZ_PROBE)' | $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o $(FUZZ_B)/probe 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing clang and the libFuzzer runtime"; \
