@@ -18,11 +18,11 @@ DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 PKGS     := hdf5 yaml-0.1 jemalloc
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig
-SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm
+SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 INCLUDES := -Iinclude -Isrc
 ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
-LDLIBS   = $(DEP_LIBS) -lm
+LDLIBS   = $(DEP_LIBS) -lm -pthread
 
 B        := build
 LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c))
@@ -171,7 +171,7 @@ FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
 FUZZ_LIB     := $(FUZZ_B)/libavi.a
 FUZZ_TOOL    := $(FUZZ_B)/toolchain.txt
-FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm
+FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
 FUZZ_APT     := clang libclang-rt-dev
 FUZZ_PROBE   := int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
 

@@ -11,6 +11,10 @@
  *    directory; avi_h5_create and avi_h5_close are timed apart ("setup");
  *  - with the same writer flushed only after frames ("h5-flush-at-frames"),
  *    to separate the cost of the flush after every row;
+ *  - with the writer behind an output stream ("h5-stream", what `avi run`
+ *    does): the engine's thread snapshots the state and goes on, a worker
+ *    thread observes, writes and flushes as in "h5"; the run's time includes
+ *    draining the stream at the end;
  * at the scene's output rates ("1x") and at 10x and 100x as many rows and
  * frames. Checkpoints (output.checkpoint_every) are not written.
  *
@@ -20,7 +24,9 @@
  * (time - time of "none") / time of "none". "In observers" is the CPU time
  * spent inside the observer callbacks over the CPU time of "none": a
  * direct measure, free of the run-to-run noise of the difference (its two
- * clock reads per callback cost about 1 us). The wall time inside them is
+ * clock reads per callback cost about 1 us); it is the calling thread's CPU
+ * time, so for "h5-stream" it is what the engine's thread pays (the
+ * snapshots), while "CPU s" counts every thread. The wall time inside them is
  * split into avi_engine_observe, writing + flushing a row, state_at,
  * writing a frame, and the flush after a frame (which rewrites the XDMF
  * sidecar). After each HDF5 run one more avi_xdmf_write of all its frames
@@ -47,10 +53,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "avi/output_stream.h"
+
 static double cpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -68,8 +83,8 @@ typedef struct {
 /* MODE_H5_LAZY: as MODE_H5 but rows are flushed only with the frames
  * (the writer writes them in blocks of 1024), to show what the flush after
  * every row costs. */
-typedef enum { MODE_NONE, MODE_MEMORY, MODE_H5, MODE_H5_LAZY } mode;
-static const char *const mode_name[] = {"none", "memory", "h5", "h5-flush-at-frames"};
+typedef enum { MODE_NONE, MODE_MEMORY, MODE_H5, MODE_H5_LAZY, MODE_H5_STREAM, MODE_COUNT } mode;
+static const char *const mode_name[] = {"none", "memory", "h5", "h5-flush-at-frames", "h5-stream"};
 
 /* Where the time inside the observers goes (wall seconds). */
 enum { PART_OBSERVE, PART_ROWS, PART_STATE, PART_FRAMES, PART_FRAME_FLUSH, PART_N };
@@ -79,6 +94,7 @@ static const char *const part_name[] = {"observe", "rows", "state_at", "frames",
 typedef struct {
     mode md;
     avi_h5_writer *writer;
+    avi_output_stream *stream; /* MODE_H5_STREAM */
     double (*x)[3], (*v)[3];
     double cpu;          /* process CPU seconds inside the callbacks */
     double part[PART_N];
@@ -93,7 +109,14 @@ typedef struct {
 static int energy_observer(const avi_engine *e, double t, void *user)
 {
     obs_state *s = user;
-    double c0 = cpu_now(), w0 = bench_now();
+    double c0 = thread_cpu_now(), w0 = bench_now();
+    if (s->md == MODE_H5_STREAM) {
+        if (avi_output_stream_push(s->stream, e, t, 0)) s->failed = 1;
+        s->part[PART_OBSERVE] += bench_now() - w0;
+        s->rows++;
+        s->cpu += thread_cpu_now() - c0;
+        return s->failed ? AVI_ERR_RUN : 0;
+    }
     avi_observation o;
     avi_engine_observe(e, t, &o);
     double w1 = bench_now();
@@ -106,15 +129,20 @@ static int energy_observer(const avi_engine *e, double t, void *user)
     }
     s->sink += o.total;
     s->rows++;
-    s->cpu += cpu_now() - c0;
+    s->cpu += thread_cpu_now() - c0;
     return s->failed ? AVI_ERR_RUN : 0;
 }
 
 static int frame_observer(const avi_engine *e, double t, void *user)
 {
     obs_state *s = user;
-    double c0 = cpu_now(), w0 = bench_now();
-    avi_engine_state_at(e, t, &s->x[0][0], &s->v[0][0]);
+    double c0 = thread_cpu_now(), w0 = bench_now();
+    if (s->md == MODE_H5_STREAM) {
+        if (avi_output_stream_push(s->stream, e, t, 1)) s->failed = 1;
+        s->part[PART_STATE] += bench_now() - w0;
+    } else {
+        avi_engine_state_at(e, t, &s->x[0][0], &s->v[0][0]);
+    }
     double w1 = bench_now();
     s->part[PART_STATE] += w1 - w0;
     if (s->md == MODE_H5 || s->md == MODE_H5_LAZY) {
@@ -126,7 +154,7 @@ static int frame_observer(const avi_engine *e, double t, void *user)
         if (!s->failed && avi_h5_flush(s->writer)) s->failed = 1;
         s->part[PART_FRAME_FLUSH] += bench_now() - w2;
     }
-    s->sink += s->x[0][0] + s->v[0][0];
+    if (s->md != MODE_H5_STREAM) s->sink += s->x[0][0] + s->v[0][0];
     if (s->frames == s->frame_cap) {
         size_t cap = s->frame_cap ? 2 * s->frame_cap : 256;
         double *p = realloc(s->frame_times, cap * sizeof *p);
@@ -135,12 +163,28 @@ static int frame_observer(const avi_engine *e, double t, void *user)
     }
     if (!s->failed) s->frame_times[s->frames] = t;
     s->frames++;
-    s->cpu += cpu_now() - c0;
+    s->cpu += thread_cpu_now() - c0;
     return s->failed ? AVI_ERR_RUN : 0;
 }
 
+/* The output stream's handler for MODE_H5_STREAM (worker thread): what
+ * the "h5" observers do, from the snapshot. */
+static int stream_item(void *user, int kind, avi_snapshot *snap)
+{
+    obs_state *s = user;
+    if (kind == 0) {
+        avi_observation o;
+        avi_snapshot_observe(snap, &o);
+        return avi_h5_write_observation(s->writer, (int64_t)o.events_total, &o) || avi_h5_flush(s->writer);
+    }
+    avi_snapshot_state(snap, &s->x[0][0], &s->v[0][0]);
+    return avi_h5_write_frame(s->writer, (int64_t)avi_snapshot_events_total(snap), avi_snapshot_time(snap),
+                              (const double (*)[3])s->x, (const double (*)[3])s->v) ||
+           avi_h5_flush(s->writer);
+}
+
 typedef struct {
-    double cpu, wall;     /* avi_engine_run */
+    double cpu, wall;     /* avi_engine_run (and draining the stream) */
     double setup;         /* wall: avi_h5_create + avi_h5_close */
     double obs_cpu;       /* CPU inside the observers */
     double xdmf_wall, xdmf_cpu; /* one avi_xdmf_write of every frame, after the run */
@@ -232,7 +276,7 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
         avi_engine_add_observer(engine, energy_every, energy_observer, &os);
         avi_engine_add_observer(engine, frame_every, frame_observer, &os);
     }
-    int h5mode = md == MODE_H5 || md == MODE_H5_LAZY;
+    int h5mode = md == MODE_H5 || md == MODE_H5_LAZY || md == MODE_H5_STREAM;
     if (h5mode) {
         double t0 = bench_now();
         os.writer = avi_h5_create(&layout, &err);
@@ -242,8 +286,17 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
             goto done;
         }
     }
+    if (md == MODE_H5_STREAM && !(os.stream = avi_output_stream_create(model, 0, 1, stream_item, &os))) {
+        fprintf(stderr, "output: cannot start the output stream\n");
+        goto done;
+    }
     double w0 = bench_now(), c0 = cpu_now();
     int run_rc = avi_engine_run(engine, scene.end_time);
+    if (os.stream && avi_output_stream_destroy(os.stream)) {
+        os.failed = 1;
+        if (run_rc == AVI_OK) run_rc = AVI_ERR_RUN;
+    }
+    os.stream = NULL;
     r->cpu = cpu_now() - c0;
     r->wall = bench_now() - w0;
     r->obs_cpu = os.cpu;
@@ -282,6 +335,7 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
     }
     rc = 0;
 done:
+    avi_output_stream_destroy(os.stream);
     if (os.writer) avi_h5_close(os.writer, "failed", NULL);
     if (h5[0]) unlink(h5);
     if (xmf[0]) unlink(xmf);
@@ -332,10 +386,10 @@ typedef struct {
 static int bench_scene(const scene_arg *sa, const double *rates, int nrates, int repeat, int heavy_repeat,
                        const char *dir, int *printed)
 {
-    config cfg[1 + 3 * MAX_RATES];
+    config cfg[1 + (MODE_COUNT - 1) * MAX_RATES];
     int nc = 0;
     cfg[nc++] = (config){.md = MODE_NONE, .factor = 1.0};
-    for (int m = MODE_MEMORY; m <= MODE_H5_LAZY; m++)
+    for (int m = MODE_MEMORY; m < MODE_COUNT; m++)
         for (int k = 0; k < nrates; k++) cfg[nc++] = (config){.md = (mode)m, .factor = rates[k]};
     for (int rep = 0; rep < repeat; rep++)
         for (int c = 0; c < nc; c++) {
@@ -397,7 +451,7 @@ static int bench_scene(const scene_arg *sa, const double *rates, int nrates, int
             continue;
         }
         char setup_ms[32] = "", mb[32] = "", parts[128], xdmf[48] = "";
-        if (g->md == MODE_H5 || g->md == MODE_H5_LAZY) {
+        if (g->md == MODE_H5 || g->md == MODE_H5_LAZY || g->md == MODE_H5_STREAM) {
             snprintf(setup_ms, sizeof setup_ms, "%.0f", 1e3 * setup);
             snprintf(xdmf, sizeof xdmf, "%.1f / %.1f", 1e3 * xw, 1e3 * xc);
             snprintf(mb, sizeof mb, "%.1f", g->last.file_bytes / 1048576.0);

@@ -80,6 +80,26 @@ void avi_engine_observe(const avi_engine *engine, double t, avi_observation *out
  * (vertices 3, 8, 9, 12): 4.2e+03 J") into buf, for blow-up messages. */
 void avi_engine_describe_largest_energy(const avi_engine *engine, double t, char *buf, size_t len);
 
+/* A copy of the engine's state at a time t, taken between events, from
+ * which observations are computed later, on any thread, while the engine
+ * goes on (the model's potentials are read, never written, during a run).
+ * Observing a snapshot gives bitwise the values avi_engine_observe gives at
+ * its time. */
+typedef struct avi_snapshot avi_snapshot;
+avi_snapshot *avi_snapshot_create(const avi_model *model);
+void avi_snapshot_destroy(avi_snapshot *snapshot);
+/* Copies the vertex records (64 bytes each), the contact energy terms and
+ * the event counts at t; t as for avi_engine_observe. */
+void avi_engine_snapshot(const avi_engine *engine, double t, avi_snapshot *snapshot);
+double avi_snapshot_time(const avi_snapshot *snapshot);
+uint64_t avi_snapshot_events_total(const avi_snapshot *snapshot);
+/* The observation at the snapshot's time (uses the snapshot's scratch). */
+void avi_snapshot_observe(avi_snapshot *snapshot, avi_observation *out);
+/* Positions and velocities at the snapshot's time, as avi_engine_state_at. */
+void avi_snapshot_state(const avi_snapshot *snapshot, double *x, double *v);
+/* As avi_engine_describe_largest_energy, at the snapshot's time. */
+void avi_snapshot_describe_largest_energy(avi_snapshot *snapshot, char *buf, size_t len);
+
 /* Positions and velocities of all vertices at time t, as [n][3] arrays (either
  * may be NULL). Does not change the state. */
 void avi_engine_state_at(const avi_engine *engine, double t, double *x, double *v);

@@ -1,6 +1,7 @@
 /* The avi command: run a scene, summarise an output file, list scenes. */
 #include "avi/avi.h"
 #include "avi/checkpoint.h"
+#include "avi/output_stream.h"
 #include "avi/output.h"
 #include "avi/scene.h"
 
@@ -48,6 +49,8 @@ static double wall_now(void)
 /* State shared by the observers of a run. */
 typedef struct {
     avi_h5_writer *writer;
+    avi_output_stream *stream; /* rows and frames go through it */
+    const avi_model *model;
     double (*x)[3], (*v)[3]; /* frame buffers */
     double end_time;
     int progress;            /* draw a progress line */
@@ -77,18 +80,21 @@ static void draw_progress(const avi_engine *e, run_state *rs, double t, int fina
     fflush(stderr);
 }
 
-/* Energies, momenta and counts: one row per energy interval, flushed at
- * once, so a killed run keeps every row up to its last interval. */
-static int energy_observer(const avi_engine *e, double t, void *user)
+enum { ITEM_ROW, ITEM_FRAME };
+
+/* Energies, momenta and counts (one row per energy interval) and frames,
+ * computed from a snapshot and written on the output stream's thread, each
+ * flushed at once, so a killed run keeps every row up to its last
+ * interval. */
+static int write_row(run_state *rs, avi_snapshot *snap)
 {
-    run_state *rs = user;
     avi_observation o;
-    avi_engine_observe(e, t, &o);
+    avi_snapshot_observe(snap, &o);
+    double t = o.time;
     if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o) || avi_h5_flush(rs->writer)) {
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    if (rs->progress) draw_progress(e, rs, t, 0);
     /* Blow-up: the total energy wandered far from its initial value (the
      * engine itself stops on non-finite states). */
     if (!rs->have_e0) {
@@ -96,12 +102,11 @@ static int energy_observer(const avi_engine *e, double t, void *user)
          * with M the mass, L the size of the initial state and T the end
          * time, so that a system starting at rest (E0 = 0) is not judged
          * against round-off. */
-        const avi_model *m = avi_engine_model(e);
-        size_t nv = avi_model_vertex_count(m);
-        avi_engine_state_at(e, t, &rs->x[0][0], NULL);
+        size_t nv = avi_model_vertex_count(rs->model);
+        avi_snapshot_state(snap, &rs->x[0][0], NULL);
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, mass = 0.0;
         for (size_t i = 0; i < nv; i++) {
-            mass += avi_model_vertex_mass(m, (uint32_t)i);
+            mass += avi_model_vertex_mass(rs->model, (uint32_t)i);
             for (int c = 0; c < 3; c++) {
                 lo[c] = fmin(lo[c], rs->x[i][c]);
                 hi[c] = fmax(hi[c], rs->x[i][c]);
@@ -119,7 +124,7 @@ static int energy_observer(const avi_engine *e, double t, void *user)
     if (rs->max_growth > 0.0 && rs->e_scale > 0.0 &&
         !(fabs(o.total - rs->e0) <= rs->max_growth * rs->e_scale)) {
         char who[256];
-        avi_engine_describe_largest_energy(e, t, who, sizeof who);
+        avi_snapshot_describe_largest_energy(snap, who, sizeof who);
         snprintf(rs->blow_up, sizeof rs->blow_up,
                  "blow-up at t = %.17g: total energy %.6e J departs from E0 = %.6e J by more than "
                  "output.max_energy_growth = %g times %.3e J; largest: %s",
@@ -130,11 +135,11 @@ static int energy_observer(const avi_engine *e, double t, void *user)
     return 0;
 }
 
-static int frame_observer(const avi_engine *e, double t, void *user)
+static int write_frame(run_state *rs, avi_snapshot *snap)
 {
-    run_state *rs = user;
-    avi_engine_state_at(e, t, &rs->x[0][0], &rs->v[0][0]);
-    if (avi_h5_write_frame(rs->writer, (int64_t)avi_engine_events_total(e), t, (const double (*)[3])rs->x,
+    avi_snapshot_state(snap, &rs->x[0][0], &rs->v[0][0]);
+    if (avi_h5_write_frame(rs->writer, (int64_t)avi_snapshot_events_total(snap), avi_snapshot_time(snap),
+                           (const double (*)[3])rs->x,
                            (const double (*)[3])rs->v) ||
         avi_h5_flush(rs->writer)) {
         rs->io_failed = 1;
@@ -143,10 +148,32 @@ static int frame_observer(const avi_engine *e, double t, void *user)
     return 0;
 }
 
-/* The output is flushed first, so the file holds every row the
- * checkpoint's observer positions say was written. */
+/* The output stream's handler (worker thread). */
+static int write_item(void *user, int kind, avi_snapshot *snap)
+{
+    return kind == ITEM_ROW ? write_row(user, snap) : write_frame(user, snap);
+}
+
+static int energy_observer(const avi_engine *e, double t, void *user)
+{
+    run_state *rs = user;
+    if (avi_output_stream_push(rs->stream, e, t, ITEM_ROW)) return AVI_ERR_RUN;
+    if (rs->progress) draw_progress(e, rs, t, 0);
+    return 0;
+}
+
+static int frame_observer(const avi_engine *e, double t, void *user)
+{
+    run_state *rs = user;
+    return avi_output_stream_push(rs->stream, e, t, ITEM_FRAME) ? AVI_ERR_RUN : 0;
+}
+
+/* Every queued row and frame is written and the output flushed first, so
+ * the file holds every row the checkpoint's observer positions say was
+ * written. */
 static int write_checkpoint(const avi_engine *e, run_state *rs)
 {
+    if (rs->stream && avi_output_stream_drain(rs->stream)) return AVI_ERR_RUN;
     if (avi_h5_flush(rs->writer)) {
         rs->io_failed = 1;
         return AVI_ERR_RUN;
@@ -280,6 +307,14 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     rs.gravity = sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
                       scene->gravity[2] * scene->gravity[2]);
     rs.progress = !quiet && isatty(STDERR_FILENO);
+    rs.model = model;
+    rs.stream = avi_output_stream_create(model, 0, 1, write_item, &rs);
+    if (!rs.stream) rs.stream = avi_output_stream_create(model, 1, 0, write_item, &rs);
+    if (!rs.stream) {
+        fprintf(stderr, "avi: out of memory\n");
+        rc = AVI_ERR_RUN;
+        goto done;
+    }
     rs.wall_start = wall_now();
 
     struct sigaction sa;
@@ -290,6 +325,11 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     avi_engine_set_stop_flag(engine, &stop_requested);
 
     rc = avi_engine_run(engine, scene->end_time);
+    /* A failure on the output thread decides the outcome (the engine may
+     * have gone on a little after it, but nothing after it was written). */
+    int stream_rc = avi_output_stream_destroy(rs.stream);
+    rs.stream = NULL;
+    if (stream_rc && (rc == AVI_OK || rc == AVI_INTERRUPTED)) rc = AVI_ERR_RUN;
     if (rs.progress) draw_progress(engine, &rs, avi_engine_time(engine), 1);
     /* A checkpoint at the end (or where a signal stopped the run), from
      * which `avi resume` continues or extends the run. */
@@ -321,6 +361,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s; wrote %s\n", scene->name,
                 (unsigned long long)avi_engine_events_total(engine), scene->end_time, wall_now() - rs.wall_start, out);
 done:
+    avi_output_stream_destroy(rs.stream);
     if (rs.writer) avi_h5_close(rs.writer, "failed: could not start", NULL);
     if (old_path[0]) rename(old_path, out); /* put the earlier output back */
     avi_engine_destroy(engine);

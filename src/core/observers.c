@@ -7,17 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void avi_engine_state_at(const avi_engine *e, double t, double *x, double *v)
+/* Positions and velocities at t of the records V (either output may be NULL). */
+static void records_state(const avi_vertex *V, size_t nv, double t, double *x, double *v)
 {
-    const avi_model *m = e->model;
-    for (size_t i = 0; i < m->nv; i++) {
-        const avi_vertex *p = &m->vert[i];
+    for (size_t i = 0; i < nv; i++) {
+        const avi_vertex *p = &V[i];
         double h = t - p->tau;
         for (int c = 0; c < 3; c++) {
             if (x) x[3 * i + c] = p->x[c] + h * p->v[c];
             if (v) v[3 * i + c] = p->v[c];
         }
     }
+}
+
+void avi_engine_state_at(const avi_engine *e, double t, double *x, double *v)
+{
+    records_state(e->model->vert, e->model->nv, t, x, v);
 }
 
 /* Gathers a stencil's positions from the state array xt. */
@@ -90,15 +95,9 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
     }
 }
 
-void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf, size_t len)
+/* Names the potential with the largest energy at positions xt. */
+static void describe_largest_energy(const avi_model *m, const double (*xt)[3], char *buf, size_t len)
 {
-    const avi_model *m = e->model;
-    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
-    if (!xt) {
-        snprintf(buf, len, "(out of memory)");
-        return;
-    }
-    avi_engine_state_at(e, t, &xt[0][0], NULL);
     double best = -INFINITY, x[4][3];
     const uint32_t *bv = NULL;
     int bn = 0;
@@ -115,7 +114,6 @@ void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf
     CONSIDER(AVI_KIND_HINGE, m->hinges, m->nhinge, 4, avi_hinge_energy)
     CONSIDER(AVI_KIND_TET, m->tets, m->ntet, 4, avi_tet_energy)
 #undef CONSIDER
-    free(xt);
     if (!bv) {
         snprintf(buf, len, "(no elastic potential)");
         return;
@@ -126,21 +124,33 @@ void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf
     if (k > 0 && (size_t)k < len) snprintf(buf + k, len - (size_t)k, "): %.3e J", best);
 }
 
-void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
+void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf, size_t len)
 {
     const avi_model *m = e->model;
-    memset(o, 0, sizeof *o);
-    o->time = t;
-    o->min_contact_distance = INFINITY;
     double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
     if (!xt) {
-        o->total = NAN;
+        snprintf(buf, len, "(out of memory)");
         return;
     }
     avi_engine_state_at(e, t, &xt[0][0], NULL);
+    describe_largest_energy(m, (const double (*)[3])xt, buf, len);
+    free(xt);
+}
+
+static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[3])
+{
+    records_state(V, nv, t, &xt[0][0], NULL);
+}
+
+/* Kinetic, elastic and external energies and momenta of the records V at t
+ * (xt: scratch for their positions); contact terms and counts are the
+ * caller's. */
+static void observe_records(const avi_model *m, const avi_vertex *V, double t, double (*xt)[3], avi_observation *o)
+{
+    positions_at(V, m->nv, t, xt);
     double ke = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
-        const avi_vertex *p = &m->vert[i];
+        const avi_vertex *p = &V[i];
         if (p->inv_mass == 0.0) continue;
         double mass = m->mass[i], mv[3], r[3];
         v3_scale(mv, p->v, mass);
@@ -155,13 +165,90 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
     o->kinetic = ke;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
     o->external = ext;
-    if (e->contact) avi_contact_observe(e, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
     o->total = o->kinetic + o->elastic + o->contact + o->external;
     v3_copy(o->linear_momentum, P);
     v3_copy(o->angular_momentum, L);
+}
+
+/* The parts of an observation only the engine's thread can read: contact
+ * (stencils change as the run goes) and event counts. */
+static void observe_engine_side(const avi_engine *e, double t, avi_observation *o)
+{
+    memset(o, 0, sizeof *o);
+    o->time = t;
+    o->min_contact_distance = INFINITY;
+    if (e->contact) avi_contact_observe(e, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
     for (int k = 0; k < AVI_KIND_COUNT; k++) {
         o->events[k] = e->events[k];
         o->events_total += e->events[k];
     }
+}
+
+void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
+{
+    const avi_model *m = e->model;
+    observe_engine_side(e, t, o);
+    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    if (!xt) {
+        o->total = NAN;
+        return;
+    }
+    observe_records(m, m->vert, t, xt, o);
     free(xt);
+}
+
+struct avi_snapshot {
+    const avi_model *model;
+    avi_vertex *vert;   /* copy of the vertex records */
+    double (*xt)[3];    /* scratch: positions at the snapshot's time */
+    avi_observation engine_side;
+};
+
+avi_snapshot *avi_snapshot_create(const avi_model *m)
+{
+    avi_snapshot *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    size_t n = m->nv ? m->nv : 1;
+    s->model = m;
+    s->vert = aligned_alloc(64, ((n * sizeof *s->vert + 63) / 64) * 64);
+    s->xt = malloc(n * sizeof *s->xt);
+    if (!s->vert || !s->xt) {
+        avi_snapshot_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+void avi_snapshot_destroy(avi_snapshot *s)
+{
+    if (!s) return;
+    free(s->vert);
+    free(s->xt);
+    free(s);
+}
+
+void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
+{
+    observe_engine_side(e, t, &s->engine_side);
+    memcpy(s->vert, e->model->vert, e->model->nv * sizeof *s->vert);
+}
+
+double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
+uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_side.events_total; }
+
+void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
+{
+    *o = s->engine_side;
+    observe_records(s->model, s->vert, o->time, s->xt, o);
+}
+
+void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)
+{
+    records_state(s->vert, s->model->nv, s->engine_side.time, x, v);
+}
+
+void avi_snapshot_describe_largest_energy(avi_snapshot *s, char *buf, size_t len)
+{
+    positions_at(s->vert, s->model->nv, s->engine_side.time, s->xt);
+    describe_largest_energy(s->model, (const double (*)[3])s->xt, buf, len);
 }

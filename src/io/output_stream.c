@@ -1,0 +1,143 @@
+/* Output stream: a ring of snapshots between the engine's thread (producer)
+ * and one worker thread (consumer); see include/avi/output_stream.h. */
+#include "avi/output_stream.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef struct {
+    avi_snapshot *snapshot;
+    int kind;
+} stream_item;
+
+struct avi_output_stream {
+    const avi_model *model;
+    avi_output_fn fn;
+    void *user;
+    int threaded;
+    int nslot;
+    stream_item *ring;
+    uint64_t head, tail; /* items [tail, head) are queued, the one at tail being handled */
+    int status;          /* first failure, 0 while none */
+    int stopping;
+    pthread_mutex_t lock;
+    pthread_cond_t wake_worker, wake_producer;
+    pthread_t worker;
+    int started;
+};
+
+static void *worker_main(void *arg)
+{
+    avi_output_stream *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (s->tail == s->head && !s->stopping) pthread_cond_wait(&s->wake_worker, &s->lock);
+        if (s->tail == s->head) break; /* stopping and drained */
+        stream_item *it = &s->ring[s->tail % (uint64_t)s->nslot];
+        int failed = s->status;
+        pthread_mutex_unlock(&s->lock);
+        int rc = failed ? 0 : s->fn(s->user, it->kind, it->snapshot);
+        pthread_mutex_lock(&s->lock);
+        if (rc && !s->status) s->status = rc;
+        s->tail++;
+        pthread_cond_broadcast(&s->wake_producer);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, int threaded, avi_output_fn fn,
+                                            void *user)
+{
+    avi_output_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->model = model;
+    s->fn = fn;
+    s->user = user;
+    s->threaded = threaded;
+    if (slots <= 0) {
+        size_t bytes = (avi_model_vertex_count(model) + 1) * 64;
+        size_t fit = ((size_t)256 << 20) / bytes;
+        slots = fit < 1 ? 1 : fit > 8 ? 8 : (int)fit;
+    }
+    if (!threaded) slots = 1;
+    s->nslot = slots;
+    s->ring = calloc((size_t)slots, sizeof *s->ring);
+    if (!s->ring) goto fail;
+    for (int i = 0; i < slots; i++)
+        if (!(s->ring[i].snapshot = avi_snapshot_create(model))) goto fail;
+    if (threaded) {
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->wake_worker, NULL);
+        pthread_cond_init(&s->wake_producer, NULL);
+        if (pthread_create(&s->worker, NULL, worker_main, s)) {
+            pthread_cond_destroy(&s->wake_producer);
+            pthread_cond_destroy(&s->wake_worker);
+            pthread_mutex_destroy(&s->lock);
+            goto fail;
+        }
+        s->started = 1;
+    }
+    return s;
+fail:
+    s->threaded = 0;
+    avi_output_stream_destroy(s);
+    return NULL;
+}
+
+int avi_output_stream_push(avi_output_stream *s, const avi_engine *e, double t, int kind)
+{
+    if (!s->threaded) {
+        if (s->status) return s->status;
+        avi_engine_snapshot(e, t, s->ring[0].snapshot);
+        s->status = s->fn(s->user, kind, s->ring[0].snapshot);
+        return s->status;
+    }
+    pthread_mutex_lock(&s->lock);
+    while (!s->status && s->head - s->tail == (uint64_t)s->nslot) pthread_cond_wait(&s->wake_producer, &s->lock);
+    int status = s->status;
+    pthread_mutex_unlock(&s->lock);
+    if (status) return status;
+    /* The slot at head is free: the worker only reads slots in [tail, head). */
+    stream_item *it = &s->ring[s->head % (uint64_t)s->nslot];
+    avi_engine_snapshot(e, t, it->snapshot);
+    it->kind = kind;
+    pthread_mutex_lock(&s->lock);
+    s->head++;
+    pthread_cond_signal(&s->wake_worker);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int avi_output_stream_drain(avi_output_stream *s)
+{
+    if (!s->threaded) return s->status;
+    pthread_mutex_lock(&s->lock);
+    while (s->tail != s->head) pthread_cond_wait(&s->wake_producer, &s->lock);
+    int status = s->status;
+    pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
+int avi_output_stream_destroy(avi_output_stream *s)
+{
+    if (!s) return 0;
+    int status = s->status;
+    if (s->started) {
+        pthread_mutex_lock(&s->lock);
+        s->stopping = 1;
+        pthread_cond_signal(&s->wake_worker);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->worker, NULL);
+        status = s->status;
+        pthread_cond_destroy(&s->wake_producer);
+        pthread_cond_destroy(&s->wake_worker);
+        pthread_mutex_destroy(&s->lock);
+    }
+    if (s->ring)
+        for (int i = 0; i < s->nslot; i++) avi_snapshot_destroy(s->ring[i].snapshot);
+    free(s->ring);
+    free(s);
+    return status;
+}

@@ -1,0 +1,178 @@
+/* The output stream: observations made on its worker thread from snapshots
+ * are bitwise the in-process ones, items are handled in push order whatever
+ * the thread timing, and a failed item stops the stream at that item. */
+#include "check_main.h"
+#include "avi/avi.h"
+#include "avi/output_stream.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_ITEMS 1024
+
+typedef struct {
+    size_t n;
+    int kind[MAX_ITEMS];
+    double time[MAX_ITEMS];
+    avi_observation o[MAX_ITEMS]; /* rows */
+    uint64_t state_hash[MAX_ITEMS]; /* frames: FNV-1a of positions and velocities */
+    double *x, *v;
+    int fail_at; /* index of the item whose handler fails; -1: none */
+    int slow;    /* sleep in the handler, so that the ring fills */
+} record;
+
+typedef struct {
+    avi_output_stream *stream; /* NULL: observe in process */
+    record *rec;
+    size_t nv;
+} run_ctx;
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t state_hash(const double *x, const double *v, size_t nv)
+{
+    return fnv(v, 3 * nv * sizeof *v, fnv(x, 3 * nv * sizeof *x, 1469598103934665603ull));
+}
+
+static int stream_fn(void *user, int kind, avi_snapshot *snap)
+{
+    run_ctx *c = user;
+    record *r = c->rec;
+    if (r->slow) nanosleep(&(struct timespec){0, 300000}, NULL);
+    size_t i = r->n++;
+    ck_assert_uint_lt(i, MAX_ITEMS);
+    r->kind[i] = kind;
+    r->time[i] = avi_snapshot_time(snap);
+    if (kind == 0) {
+        avi_snapshot_observe(snap, &r->o[i]);
+    } else {
+        avi_snapshot_state(snap, r->x, r->v);
+        r->state_hash[i] = state_hash(r->x, r->v, c->nv);
+    }
+    return (int)i == r->fail_at ? 7 : 0;
+}
+
+static int observer(const avi_engine *e, double t, int kind, run_ctx *c)
+{
+    if (c->stream) return avi_output_stream_push(c->stream, e, t, kind);
+    record *r = c->rec;
+    size_t i = r->n++;
+    ck_assert_uint_lt(i, MAX_ITEMS);
+    r->kind[i] = kind;
+    r->time[i] = t;
+    if (kind == 0) {
+        avi_engine_observe(e, t, &r->o[i]);
+    } else {
+        avi_engine_state_at(e, t, r->x, r->v);
+        r->state_hash[i] = state_hash(r->x, r->v, c->nv);
+    }
+    return 0;
+}
+
+static int row_obs(const avi_engine *e, double t, void *user) { return observer(e, t, 0, user); }
+static int frame_obs(const avi_engine *e, double t, void *user) { return observer(e, t, 1, user); }
+
+/* A small sphere-plate run through the impact (contact terms in the rows).
+ * mode: 0 in process, 1 threaded stream, 2 threaded with one slot and a
+ * slow handler, 3 stream without a thread. Returns avi_engine_run's
+ * status; *stream_rc gets the stream's. */
+static int run(int mode, record *r, int *stream_rc)
+{
+    const char *sets[] = {"time.end=6e-5", "output.energy_every=1e-6", "output.frame_every=1e-5",
+                          "bodies.sphere.mesh.subdivisions=2", "bodies.plate.mesh.rings=8",
+                          "bodies.sphere.translate=[0,0,0.1265]"};
+    avi_scene s;
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(avi_scene_load_builtin("sphere-plate", sets, 6, &s, &err), 0);
+    avi_model *m = NULL;
+    avi_scene_bodies info;
+    ck_assert_int_eq(avi_scene_build(&s, &m, &info, &err), 0);
+    avi_engine *e = avi_engine_create_for_scene(&s, &info, m, &err);
+    ck_assert_ptr_nonnull(e);
+    run_ctx c = {NULL, r, avi_model_vertex_count(m)};
+    r->x = malloc(3 * c.nv * sizeof *r->x);
+    r->v = malloc(3 * c.nv * sizeof *r->v);
+    if (mode == 2) r->slow = 1;
+    if (mode > 0) {
+        c.stream = avi_output_stream_create(m, mode == 2 ? 1 : 0, mode != 3, stream_fn, &c);
+        ck_assert_ptr_nonnull(c.stream);
+    }
+    avi_engine_add_observer(e, s.output.energy_every, row_obs, &c);
+    avi_engine_add_observer(e, s.output.frame_every, frame_obs, &c);
+    int rc = avi_engine_run(e, s.end_time);
+    *stream_rc = avi_output_stream_destroy(c.stream);
+    free(r->x);
+    free(r->v);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+    return rc;
+}
+
+START_TEST(test_stream_matches_in_process)
+{
+    static record ref, got;
+    memset(&ref, 0, sizeof ref);
+    ref.fail_at = -1;
+    int src;
+    ck_assert_int_eq(run(0, &ref, &src), AVI_OK);
+    ck_assert_uint_ge(ref.n, 61 + 7);
+    int saw_contact = 0;
+    for (size_t i = 0; i < ref.n; i++) saw_contact |= ref.kind[i] == 0 && ref.o[i].active_contact_potentials > 0;
+    ck_assert_msg(saw_contact, "the run should reach the impact");
+    for (int mode = 1; mode <= 3; mode++) {
+        memset(&got, 0, sizeof got);
+        got.fail_at = -1;
+        ck_assert_int_eq(run(mode, &got, &src), AVI_OK);
+        ck_assert_int_eq(src, 0);
+        ck_assert_uint_eq(got.n, ref.n);
+        for (size_t i = 0; i < ref.n; i++) {
+            ck_assert_int_eq(got.kind[i], ref.kind[i]);
+            ck_assert(got.time[i] == ref.time[i]);
+            if (ref.kind[i] == 0)
+                ck_assert_msg(memcmp(&got.o[i], &ref.o[i], sizeof ref.o[i]) == 0, "mode %d: row %zu differs", mode, i);
+            else
+                ck_assert_msg(got.state_hash[i] == ref.state_hash[i], "mode %d: frame %zu differs", mode, i);
+        }
+    }
+}
+END_TEST
+
+/* Item 5 fails: nothing after it is handled, the run stops with the
+ * handler's status, whichever way the threads ran. */
+START_TEST(test_failure_stops_at_item)
+{
+    static record got;
+    for (int mode = 1; mode <= 3; mode++) {
+        memset(&got, 0, sizeof got);
+        got.fail_at = 5;
+        int src;
+        int rc = run(mode, &got, &src);
+        ck_assert_int_eq(rc, 7);
+        ck_assert_int_eq(src, 7);
+        ck_assert_uint_eq(got.n, 6);
+    }
+}
+END_TEST
+
+static Suite *output_stream_suite(void)
+{
+    Suite *s = suite_create("output_stream");
+    TCase *tc = tcase_create("stream");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_stream_matches_in_process);
+    tcase_add_test(tc, test_failure_stops_at_item);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(output_stream_suite)
