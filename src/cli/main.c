@@ -279,7 +279,11 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         keep_rows = (size_t)avi_engine_observer_calls(engine, 0);
         keep_frames = (size_t)avi_engine_observer_calls(engine, 1);
         snprintf(old_path, sizeof old_path, "%s.resume-old", out);
-        if (rename(out, old_path)) {
+        /* The earlier output stays aside until its rows are copied into the
+         * new file: if it is still there, a resume was killed before that,
+         * and it (not a new file at `out`, if any) is the one to continue. */
+        int aside = access(old_path, F_OK) == 0;
+        if (!aside && rename(out, old_path)) {
             fprintf(stderr, "avi: %s: cannot move the earlier output aside: %s\n", out, strerror(errno));
             rc = AVI_ERR_RUN;
             old_path[0] = '\0';

@@ -63,6 +63,7 @@ typedef union {
 struct avi_h5_writer {
     hid_t file;
     char *path;
+    char *part_path; /* PATH.part while the file is built; NULL once renamed to PATH */
     char *xdmf_path; /* NULL: no sidecar */
     avi_error err;
     int failed;
@@ -497,6 +498,8 @@ static void destroy(avi_h5_writer *w)
     close_handles(w);
     if (w->file > 0) H5Fclose(w->file);
     H5Eclear2(H5E_DEFAULT);
+    if (w->part_path) unlink(w->part_path); /* never got into place */
+    free(w->part_path);
     for (int b = 0; w->bodies && b < w->body_count; b++) free((char *)w->bodies[b].name);
     free(w->bodies);
     free(w->sets);
@@ -549,12 +552,23 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
         if (fapl >= 0) H5Pclose(fapl);
         return fail(w, AVI_ERR_RUN, "setting up file access failed");
     }
-    w->file = H5Fcreate(L->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    if (w->file < 0) fail(w, AVI_ERR_RUN, "creating the file failed");
+    /* The file is built under PATH.part and renamed into place once it is in
+     * SWMR mode: until then its superblock says "open for writing" and SWMR
+     * readers refuse it, so a run killed while starting leaves no file at
+     * PATH rather than one nothing can open (an earlier file there stays). */
+    size_t plen = strlen(L->path) + sizeof ".part";
+    if (!(w->part_path = malloc(plen))) return fail(w, AVI_ERR_RUN, "out of memory");
+    snprintf(w->part_path, plen, "%s.part", L->path);
+    w->file = H5Fcreate(w->part_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (w->file < 0) {
+        free(w->part_path);
+        w->part_path = NULL;
+        fail(w, AVI_ERR_RUN, "creating the file failed");
+    }
     H5Pclose(fapl);
     if (w->file < 0) return -1;
     struct stat st;
-    if (stat(L->path, &st) == 0) {
+    if (stat(w->part_path, &st) == 0) {
         w->dev = st.st_dev;
         w->ino = st.st_ino;
     }
@@ -571,6 +585,10 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
 
     if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
     if (H5Fstart_swmr_write(w->file) < 0) return fail(w, AVI_ERR_RUN, "switching to SWMR writing failed");
+    if (rename(w->part_path, L->path) != 0)
+        return fail(w, AVI_ERR_RUN, "moving the new file into place failed");
+    free(w->part_path);
+    w->part_path = NULL;
     return 0;
 }
 

@@ -41,26 +41,30 @@ for i in $(seq 1 10); do
   sleep "$(awk -v ms="$ms" -v r=$((RANDOM % 90 + 5)) 'BEGIN{printf "%.3f", ms * r / 100000}')"
   kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null; kills=$((kills + 1))
   [ -e "$f" ] || { early=$((early + 1)); continue; }
-  # A SIGKILL in the middle of a flush can leave HDF5 metadata torn (about
-  # 1 kill in 40 here): counted and reported, and a failure beyond 2 of 10.
+  # The file appears only once it is in SWMR mode (it is built as
+  # OUT.h5.part), so wherever the kill landed, SWMR readers open it.
   readable "$f" || { echo "kill $i: file not readable after SIGKILL"; torn=$((torn + 1)); continue; }
   if [ ! -e "$f.ckpt" ]; then
     "$AVI" resume "$f" --quiet 2>/dev/null; rc=$?
     [ "$rc" -eq 2 ] || { echo "kill $i: resume without checkpoint gave $rc"; bad=$((bad + 1)); }
     early=$((early + 1)); continue
   fi
-  # Kill the resumed run once too, then resume again.
+  # Kill the resumed run too, at several points, then resume again.
   if [ "$i" -eq 3 ]; then
-    "$AVI" resume "$f" --quiet & pid=$!; sleep "$(awk -v ms="$ms" 'BEGIN{printf "%.3f", ms / 3000}')"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-    readable "$f" || { echo "kill $i: file not readable after a killed resume"; bad=$((bad + 1)); }
-    [ -e "$f" ] || mv "$f.resume-old" "$f" 2>/dev/null
+    for d in 0.002 0.01 0.03 "$(awk -v ms="$ms" 'BEGIN{printf "%.3f", ms / 3000}')"; do
+    "$AVI" resume "$f" --quiet & pid=$!; sleep "$d"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+    # Killed before its new file was in place, the earlier one is aside
+    # (OUT.h5.resume-old) and the next resume takes it from there.
+    [ -e "$f" ] || [ -e "$f.resume-old" ] || { echo "kill $i: a killed resume lost the output"; bad=$((bad + 1)); }
+    [ ! -e "$f" ] || readable "$f" || { echo "kill $i: file not readable after a killed resume"; bad=$((bad + 1)); }
+    done
   fi
   "$AVI" resume "$f" --quiet || { echo "kill $i: resume failed"; bad=$((bad + 1)); continue; }
   same "$work/ref.h5" "$f" || { echo "kill $i: resumed data differ"; bad=$((bad + 1)); continue; }
   resumed=$((resumed + 1))
 done
 echo "SIGKILL: $kills kills, $resumed resumed bitwise-identical, $early before the first checkpoint, $torn unreadable"
-[ "$torn" -le 2 ] || { echo "too many killed files unreadable"; bad=$((bad + 1)); }
+[ "$torn" -eq 0 ] || { echo "killed files unreadable"; bad=$((bad + 1)); }
 [ "$resumed" -ge 5 ] || { echo "too few kills landed after a checkpoint"; bad=$((bad + 1)); }
 
 # SIGINT: exit 130, a clean file marked interrupted, and an exact resume.
