@@ -113,7 +113,9 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
     size_t len = strlen(xmf_path);
     char *tmp = malloc(len + 32);
     if (!tmp) return xfail(err, "%s: out of memory", xmf_path);
-    snprintf(tmp, len + 32, "%s.tmp.%ld", xmf_path, (long)getpid());
+    /* One fixed name: a run killed while writing leaves at most this file,
+     * which the next write of the same sidecar replaces. */
+    snprintf(tmp, len + 32, "%s.tmp", xmf_path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         int e = errno;
