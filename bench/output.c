@@ -13,7 +13,8 @@
  *    to separate the cost of the flush after every row;
  *  - with the writer behind an output stream ("h5-stream", what `avi run`
  *    does): the engine's thread snapshots the state and goes on, a worker
- *    thread observes, writes and flushes as in "h5"; the run's time includes
+ *    thread observes, writes and flushes as in "h5" (leaving the flush to
+ *    the last item when several are queued); the run's time includes
  *    draining the stream at the end;
  * at the scene's output rates ("1x") and at 10x and 100x as many rows and
  * frames. Checkpoints (output.checkpoint_every) are not written.
@@ -169,18 +170,19 @@ static int frame_observer(const avi_engine *e, double t, void *user)
 
 /* The output stream's handler for MODE_H5_STREAM (worker thread): what
  * the "h5" observers do, from the snapshot. */
-static int stream_item(void *user, int kind, avi_snapshot *snap)
+static int stream_item(void *user, int kind, avi_snapshot *snap, int queued)
 {
     obs_state *s = user;
     if (kind == 0) {
         avi_observation o;
         avi_snapshot_observe(snap, &o);
-        return avi_h5_write_observation(s->writer, (int64_t)o.events_total, &o) || avi_h5_flush(s->writer);
+        return avi_h5_write_observation(s->writer, (int64_t)o.events_total, &o) ||
+               (queued == 0 && avi_h5_flush(s->writer));
     }
     avi_snapshot_state(snap, &s->x[0][0], &s->v[0][0]);
     return avi_h5_write_frame(s->writer, (int64_t)avi_snapshot_events_total(snap), avi_snapshot_time(snap),
                               (const double (*)[3])s->x, (const double (*)[3])s->v) ||
-           avi_h5_flush(s->writer);
+           (queued == 0 && avi_h5_flush(s->writer));
 }
 
 typedef struct {

@@ -19,8 +19,11 @@
 typedef struct avi_output_stream avi_output_stream;
 
 /* Handles one item on the worker thread: `kind` is the value given to
- * avi_output_stream_push. Returns 0, or a status that stops the stream. */
-typedef int (*avi_output_fn)(void *user, int kind, avi_snapshot *snapshot);
+ * avi_output_stream_push; `queued` counts the items already waiting behind
+ * it (a handler may then leave its flush to the last of them: those items
+ * are lost with the process either way). Returns 0, or a status that stops
+ * the stream. */
+typedef int (*avi_output_fn)(void *user, int kind, avi_snapshot *snapshot, int queued);
 
 /* Starts a stream over a model. `slots` snapshots are in flight at most
  * (each nv * 64 bytes); 0 picks min(8, 256 MiB / snapshot size), at least 1.

@@ -86,12 +86,12 @@ enum { ITEM_ROW, ITEM_FRAME };
  * computed from a snapshot and written on the output stream's thread, each
  * flushed at once, so a killed run keeps every row up to its last
  * interval. */
-static int write_row(run_state *rs, avi_snapshot *snap)
+static int write_row(run_state *rs, avi_snapshot *snap, int flush)
 {
     avi_observation o;
     avi_snapshot_observe(snap, &o);
     double t = o.time;
-    if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o) || avi_h5_flush(rs->writer)) {
+    if (avi_h5_write_observation(rs->writer, (int64_t)o.events_total, &o) || (flush && avi_h5_flush(rs->writer))) {
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
@@ -135,23 +135,25 @@ static int write_row(run_state *rs, avi_snapshot *snap)
     return 0;
 }
 
-static int write_frame(run_state *rs, avi_snapshot *snap)
+static int write_frame(run_state *rs, avi_snapshot *snap, int flush)
 {
     avi_snapshot_state(snap, &rs->x[0][0], &rs->v[0][0]);
     if (avi_h5_write_frame(rs->writer, (int64_t)avi_snapshot_events_total(snap), avi_snapshot_time(snap),
                            (const double (*)[3])rs->x,
                            (const double (*)[3])rs->v) ||
-        avi_h5_flush(rs->writer)) {
+        (flush && avi_h5_flush(rs->writer))) {
         rs->io_failed = 1;
         return AVI_ERR_RUN;
     }
     return 0;
 }
 
-/* The output stream's handler (worker thread). */
-static int write_item(void *user, int kind, avi_snapshot *snap)
+/* The output stream's handler (worker thread). Each item is flushed, unless
+ * more are already queued behind it (the writer fell behind the engine):
+ * then the last of them flushes. */
+static int write_item(void *user, int kind, avi_snapshot *snap, int queued)
 {
-    return kind == ITEM_ROW ? write_row(user, snap) : write_frame(user, snap);
+    return kind == ITEM_ROW ? write_row(user, snap, queued == 0) : write_frame(user, snap, queued == 0);
 }
 
 static int energy_observer(const avi_engine *e, double t, void *user)

@@ -35,9 +35,9 @@ static void *worker_main(void *arg)
         while (s->tail == s->head && !s->stopping) pthread_cond_wait(&s->wake_worker, &s->lock);
         if (s->tail == s->head) break; /* stopping and drained */
         stream_item *it = &s->ring[s->tail % (uint64_t)s->nslot];
-        int failed = s->status;
+        int failed = s->status, queued = (int)(s->head - s->tail - 1);
         pthread_mutex_unlock(&s->lock);
-        int rc = failed ? 0 : s->fn(s->user, it->kind, it->snapshot);
+        int rc = failed ? 0 : s->fn(s->user, it->kind, it->snapshot, queued);
         pthread_mutex_lock(&s->lock);
         if (rc && !s->status) s->status = rc;
         s->tail++;
@@ -91,7 +91,7 @@ int avi_output_stream_push(avi_output_stream *s, const avi_engine *e, double t, 
     if (!s->threaded) {
         if (s->status) return s->status;
         avi_engine_snapshot(e, t, s->ring[0].snapshot);
-        s->status = s->fn(s->user, kind, s->ring[0].snapshot);
+        s->status = s->fn(s->user, kind, s->ring[0].snapshot, 0);
         return s->status;
     }
     pthread_mutex_lock(&s->lock);

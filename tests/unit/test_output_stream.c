@@ -41,8 +41,9 @@ static uint64_t state_hash(const double *x, const double *v, size_t nv)
     return fnv(v, 3 * nv * sizeof *v, fnv(x, 3 * nv * sizeof *x, 1469598103934665603ull));
 }
 
-static int stream_fn(void *user, int kind, avi_snapshot *snap)
+static int stream_fn(void *user, int kind, avi_snapshot *snap, int queued)
 {
+    ck_assert_int_ge(queued, 0);
     run_ctx *c = user;
     record *r = c->rec;
     if (r->slow) nanosleep(&(struct timespec){0, 300000}, NULL);
