@@ -5,9 +5,13 @@
  * jittered so that time steps spread 2-3x. Sizes of about 10k, 100k and 1M
  * tetrahedra (or those given on the command line).
  *
- *   build/bench/events [--tets N]... [--events E] [--no-reorder]
+ *   build/bench/events [--tets N]... [--events E] [--no-reorder] [--levels L,...]
  *
- * Prints one JSON object per size on stdout. */
+ * --levels runs every size once per value of time_step.levels_per_octave
+ * (default 0: exact steps), one after another: steps rounded down to levels
+ * make more events per simulated second but cheaper ones, so each row also
+ * gives the simulated time per CPU second ("sim_per_cpu_s"), the figure to
+ * compare between levels. Prints one JSON object per run on stdout. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
 #include "bench_util.h"
@@ -31,7 +35,7 @@ static bar_dims dims_for(double tets)
     return d;
 }
 
-static int run_size(double target_tets, double events_wanted, int reorder)
+static int run_size(double target_tets, double events_wanted, int reorder, int levels)
 {
     bar_dims d = dims_for(target_tets);
     double h = 1.0 / d.ny; /* cell size: the bar is nx/ny long, 1 wide */
@@ -65,6 +69,7 @@ static int run_size(double target_tets, double events_wanted, int reorder)
     avi_time_step rule = avi_default_time_step();
     rule.rule = AVI_DT_CFL;
     rule.delta = 0.1;
+    rule.levels_per_octave = levels;
     if (avi_model_finalize(m, &rule)) {
         fprintf(stderr, "events: %s\n", avi_model_error(m)->message);
         return 1;
@@ -95,12 +100,13 @@ static int run_size(double target_tets, double events_wanted, int reorder)
     double bytes_struct = (double)(nv * (sizeof(avi_vertex) + 3 * sizeof(double) + sizeof(double) + sizeof(int32_t)) +
                                    ntet * sizeof(avi_tet) + avi_tl_bytes(&e->queue)) /
                           (double)ntet;
-    printf("{\"bench\": \"events\", \"tets\": %zu, \"vertices\": %zu, \"reorder\": %s, \"events\": %llu, "
+    printf("{\"bench\": \"events\", \"tets\": %zu, \"vertices\": %zu, \"reorder\": %s, \"levels_per_octave\": %d, "
+           "\"events_per_sim_s\": %.6e, \"sim_per_cpu_s\": %.6e, \"events\": %llu, "
            "\"wall_s\": %.4f, \"cpu_s\": %.4f, \"events_per_s\": %.4g, \"ns_per_event\": %.2f, "
            "\"events_per_cpu_s\": %.4g, \"cpu_ns_per_event\": %.2f, \"dt_spread\": %.2f, "
            "\"bytes_per_element\": %.1f, \"rss_bytes_per_element\": %.1f, \"peak_rss_mb\": %.1f, "
            "\"build_s\": %.2f, \"energy_rel_change\": %.3e, \"status\": %d}\n",
-           ntet, nv, reorder ? "true" : "false", (unsigned long long)events, wall, cpu, events / wall,
+           ntet, nv, reorder ? "true" : "false", levels, rate, t_end / cpu, (unsigned long long)events, wall, cpu, events / wall,
            1e9 * wall / events, events / cpu, 1e9 * cpu / events, dt_max / dt_min, bytes_struct, rss_model / ntet, bench_peak_rss() / 1048576.0,
            t_build, (o1.total - o0.total) / fabs(o0.total), rc);
     fflush(stdout);
@@ -112,14 +118,18 @@ static int run_size(double target_tets, double events_wanted, int reorder)
 int main(int argc, char **argv)
 {
     double sizes[8];
-    int nsizes = 0, reorder = 1;
+    int nsizes = 0, reorder = 1, levels[8] = {0}, nlevels = 1;
     double events = 2e7;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tets") && i + 1 < argc && nsizes < 8) sizes[nsizes++] = atof(argv[++i]);
         else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = atof(argv[++i]);
         else if (!strcmp(argv[i], "--no-reorder")) reorder = 0;
-        else {
-            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--no-reorder]\n", argv[0]);
+        else if (!strcmp(argv[i], "--levels") && i + 1 < argc) {
+            nlevels = 0;
+            for (char *tok = strtok(argv[++i], ","); tok && nlevels < 8; tok = strtok(NULL, ","))
+                levels[nlevels++] = atoi(tok);
+        } else {
+            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--no-reorder] [--levels L,...]\n", argv[0]);
             return 2;
         }
     }
@@ -130,6 +140,7 @@ int main(int argc, char **argv)
         nsizes = 3;
     }
     int rc = 0;
-    for (int s = 0; s < nsizes; s++) rc |= run_size(sizes[s], events, reorder);
+    for (int s = 0; s < nsizes; s++)
+        for (int l = 0; l < nlevels; l++) rc |= run_size(sizes[s], events, reorder, levels[l]);
     return rc;
 }

@@ -38,6 +38,8 @@ typedef enum {
     AVI_DT_FIXED = 2      /* one given dt for every potential */
 } avi_dt_rule;
 
+#define AVI_MAX_LEVELS_PER_OCTAVE 64
+
 typedef struct {
     avi_dt_rule rule;
     double safety;                     /* stability rule; default 0.25 */
@@ -46,6 +48,8 @@ typedef struct {
     double neighbor_ratio;             /* >= 1: cap each step at this multiple of the smallest
                                           step on its vertices; 0: no cap. Default 1 */
     double kind_fixed[AVI_KIND_COUNT]; /* > 0: fixed step for that kind, whatever the rule */
+    int levels_per_octave;             /* > 0: round each rule step down to dt_max 2^(-k / L),
+                                          so clocks on one level tick together; 0: exact */
 } avi_time_step;
 
 /* The default time-step settings: stability rule, safety 0.25, delta 0.1. */

@@ -26,6 +26,11 @@
  *                 neighbor_ratio: r, 0 (no cap) or >= 1, default 1: no
  *                 potential's step exceeds r times the smallest step
  *                 on its vertices (stability and cfl rules)
+ *                 levels_per_octave: L, integer 0..64, default 0: with
+ *                 L > 0 each rule step is rounded down to dt_max 2^(-k/L)
+ *                 (dt_max the largest), so potentials on one level tick
+ *                 together and events run in memory order; faster per
+ *                 simulated second on large meshes (bench/README.md)
  *                 {fixed: dt} or {rule: fixed, fixed: dt}
  *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
  *                 optional fixed steps per potential kind, whatever the rule

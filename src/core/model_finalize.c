@@ -92,6 +92,47 @@ static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
     return delta * avi_triangle_inradius(X) / m->membrane_c[i];
 }
 
+/* Step levels: each step the rule gave (not the fixed ones) becomes
+ * dt_max 2^(-k / L) with the smallest k that does not exceed it, dt_max the
+ * largest such step. Steps only shrink, so stability holds; clocks on one
+ * level share every event time, and ties run in (kind, index) order, so a
+ * level's events sweep the potential arrays in memory order (multirate
+ * stepping with power-of-two levels, as N-body codes bin their steps).
+ * Costs up to 2^(1/L) - 1 more events (bench/README.md, "Step levels"). */
+static void quantize_steps(avi_model *m, const avi_time_step *rule)
+{
+    double top = 0.0;
+    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+        if (rule->kind_fixed[k] > 0.0) continue;
+        size_t n = avi_model_potential_count(m, (avi_kind)k);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t *v;
+            stencil(m, (avi_kind)k, i, &v);
+            if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
+            double dt = *dt_slot(m, (avi_kind)k, i);
+            if (dt > top) top = dt;
+        }
+    }
+    if (!(top > 0.0) || !isfinite(top)) return;
+    const double L = rule->levels_per_octave;
+    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+        if (rule->kind_fixed[k] > 0.0) continue;
+        size_t n = avi_model_potential_count(m, (avi_kind)k);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t *v;
+            stencil(m, (avi_kind)k, i, &v);
+            if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
+            double *dt = dt_slot(m, (avi_kind)k, i);
+            /* The level from log2, then corrected for its rounding: the
+             * step is a function of the level alone (equal bits on a level). */
+            double level = fmax(0.0, ceil(L * log2(top / *dt)));
+            while (level > 0.0 && top * exp2(-(level - 1.0) / L) <= *dt) level -= 1.0;
+            while (top * exp2(-level / L) > *dt) level += 1.0;
+            *dt = top * exp2(-level / L);
+        }
+    }
+}
+
 static int check_rule(avi_model *m, const avi_time_step *r)
 {
     if (r->rule == AVI_DT_STABILITY && !(r->safety > 0.0 && isfinite(r->safety)))
@@ -103,6 +144,9 @@ static int check_rule(avi_model *m, const avi_time_step *r)
     if (!(r->neighbor_ratio >= 0.0) || !isfinite(r->neighbor_ratio) || (r->neighbor_ratio > 0.0 && r->neighbor_ratio < 1.0))
         return avi_model_fail(m, AVI_ERR_INPUT, "time_step.neighbor_ratio must be 0 (off) or >= 1 (got %g)",
                               r->neighbor_ratio);
+    if (r->levels_per_octave < 0 || r->levels_per_octave > AVI_MAX_LEVELS_PER_OCTAVE)
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.levels_per_octave must be in 0..%d (got %d)",
+                              AVI_MAX_LEVELS_PER_OCTAVE, r->levels_per_octave);
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         if (!(r->kind_fixed[k] >= 0.0 && isfinite(r->kind_fixed[k])))
             return avi_model_fail(m, AVI_ERR_INPUT, "fixed time step of kind %s must be positive (got %g)",
@@ -284,6 +328,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             }
         }
     }
+    if (rule->levels_per_octave > 0 && rule->rule != AVI_DT_FIXED) quantize_steps(m, rule);
     for (size_t i = 0; i < m->ngravity; i++) {
         double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
         double body_dt = m->bodies[m->body_of[m->gravity[i].v]].fixed_dt;

@@ -328,7 +328,7 @@ static const struct {
     {"", "name description time integrator time_step materials bodies contact gravity damping output"},
     {"time", "end"},
     {"integrator", "type alpha tolerance"},
-    {"time_step", "rule safety delta fixed per_kind neighbor_ratio"},
+    {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave"},
     {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness"},
@@ -774,6 +774,11 @@ static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
     if (num(c, m, "time_step", "neighbor_ratio", 0, R_NONNEG, &s->time_step.neighbor_ratio)) return AVI_ERR_INPUT;
     if (s->time_step.neighbor_ratio > 0.0 && s->time_step.neighbor_ratio < 1.0)
         return vfail(c, map_get(m, "neighbor_ratio"), "time_step.neighbor_ratio", "must be 0 (no cap) or >= 1");
+    if ((v = map_get(m, "levels_per_octave")) && rule == AVI_DT_FIXED)
+        return vfail(c, v, "time_step.levels_per_octave", "not used by rule fixed");
+    long long levels = s->time_step.levels_per_octave;
+    if (integer(c, m, "time_step", "levels_per_octave", 0, 0, AVI_MAX_LEVELS_PER_OCTAVE, &levels)) return AVI_ERR_INPUT;
+    s->time_step.levels_per_octave = (int)levels;
     const ynode *pk;
     if (mapping(c, m, "time_step", "per_kind", 0, &pk)) return AVI_ERR_INPUT;
     if (pk) {
@@ -1789,6 +1794,8 @@ char *avi_scene_emit(const avi_scene *s)
     else if (ts->rule == AVI_DT_CFL) sb_printf(&b, "delta: "), sb_num(&b, ts->delta);
     else sb_printf(&b, "fixed: "), sb_num(&b, ts->fixed);
     if (ts->rule != AVI_DT_FIXED) sb_printf(&b, ", neighbor_ratio: "), sb_num(&b, ts->neighbor_ratio);
+    if (ts->rule != AVI_DT_FIXED && ts->levels_per_octave > 0)
+        sb_printf(&b, ", levels_per_octave: %d", ts->levels_per_octave);
     int any = 0;
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         if (ts->kind_fixed[k] > 0.0) {

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const avi_shell_material steel = {2.0e11, 0.3, 7850.0, 0.0035};
@@ -164,6 +165,86 @@ START_TEST(test_time_step_rules)
 }
 END_TEST
 
+/* Step levels: every rule step is rounded down to top 2^(-k/L), at most a
+ * factor 2^(1/L) below the exact step, equal bits on a level; the AVI on
+ * them still conserves momentum and keeps its energy. */
+static avi_model *spring_chain(int n, int levels)
+{
+    double (*X)[3] = calloc((size_t)n + 1, sizeof *X);
+    for (int i = 0; i <= n; i++) X[i][0] = i;
+    avi_model *m = with_vertices((const double (*)[3])X, n + 1);
+    free(X);
+    for (int i = 0; i <= n; i++) avi_model_add_mass(m, (uint32_t)i, 1.0 + 0.37 * (i % 5));
+    for (int i = 0; i < n; i++) avi_model_add_spring(m, (uint32_t)i, (uint32_t)i + 1, 1.0 + 3.0 * i, 0.0);
+    for (int i = 0; i <= n; i++) {
+        double x[3] = {1.05 * i, 0.01 * sin(i), 0.0}, v[3] = {0.1 * cos(3.0 * i), 0.05 * sin(2.0 * i), 0.02};
+        avi_model_set_state(m, (uint32_t)i, x, v);
+    }
+    avi_time_step r = avi_default_time_step();
+    r.neighbor_ratio = 0.0;
+    r.levels_per_octave = levels;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    return m;
+}
+
+START_TEST(test_step_levels)
+{
+    const int n = 40, L = 4;
+    avi_model *exact = spring_chain(n, 0), *q = spring_chain(n, L);
+    double top = 0.0;
+    for (int i = 0; i < n; i++) top = fmax(top, avi_model_time_step(exact, AVI_KIND_SPRING, (size_t)i));
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+        double dt = avi_model_time_step(exact, AVI_KIND_SPRING, (size_t)i);
+        double dq = avi_model_time_step(q, AVI_KIND_SPRING, (size_t)i);
+        ck_assert_msg(dq <= dt && dq * exp2(1.0 / L) > dt, "spring %d: %.17g from %.17g", i, dq, dt);
+        double level = L * log2(top / dq);
+        ck_assert_msg(fabs(level - round(level)) < 1e-9, "spring %d: level %.12g", i, level);
+        ck_assert(dq == top * exp2(-round(level) / L));
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= avi_model_time_step(q, AVI_KIND_SPRING, (size_t)j) == dq;
+        distinct += !seen;
+    }
+    double lo, hi;
+    avi_model_time_step_range(exact, AVI_KIND_SPRING, &lo, &hi);
+    ck_assert_int_le(distinct, (int)ceil(L * log2(hi / lo)) + 1);
+    ck_assert_int_lt(distinct, n / 2); /* levels are shared */
+
+    /* The AVI on levels: momentum to round-off, energy bounded. */
+    avi_error err;
+    avi_engine *e = avi_engine_create(q, &err);
+    ck_assert_ptr_nonnull(e);
+    avi_observation o0, o;
+    avi_engine_observe(e, 0.0, &o0);
+    double p0 = 0.0, dev = 0.0;
+    for (int i = 0; i <= n; i++) p0 += avi_model_vertex_mass(q, (uint32_t)i) * 0.15;
+    for (int k = 1; k <= 200; k++) {
+        double t = k * 200.0 * lo;
+        ck_assert_int_eq(avi_engine_advance(e, t), AVI_OK);
+        avi_engine_observe(e, t, &o);
+        dev = fmax(dev, fabs(o.total - o0.total) / o0.total);
+        for (int c = 0; c < 3; c++)
+            ck_assert_msg(fabs(o.linear_momentum[c] - o0.linear_momentum[c]) < 1e-12 * p0, "momentum %d", c);
+    }
+    ck_assert_msg(dev < 0.05, "energy deviation %.3e", dev);
+    ck_assert_uint_gt(avi_engine_events_total(e), 40000);
+    avi_engine_destroy(e);
+    avi_model_destroy(exact);
+    avi_model_destroy(q);
+
+    /* Out of range, and meaningless with the fixed rule (ignored there). */
+    const double Y[2][3] = {{0, 0, 0}, {1, 0, 0}};
+    avi_model *m = with_vertices(Y, 2);
+    avi_model_add_mass(m, 0, 1.0);
+    avi_model_add_mass(m, 1, 1.0);
+    avi_model_add_spring(m, 0, 1, 1.0, 0.0);
+    avi_time_step r = avi_default_time_step();
+    r.levels_per_octave = 65;
+    expect_error(m, avi_model_finalize(m, &r), "levels_per_octave");
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -177,6 +258,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_non_manifold_and_orientation);
     tcase_add_test(tc, test_lumped_masses);
     tcase_add_test(tc, test_time_step_rules);
+    tcase_add_test(tc, test_step_levels);
     suite_add_tcase(s, tc);
     return s;
 }

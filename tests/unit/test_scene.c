@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CORPUS "tests/data/scenes/"
@@ -346,6 +347,18 @@ START_TEST(test_time_step_forms)
     load_fails(minimal, ov3, 1, "time_step.fixed", "required");
     const char *ov4[] = {"time_step={rule: cfl, safety: 0.5}"};
     load_fails(minimal, ov4, 1, "time_step.safety", "only used by rule stability");
+    const char *ov5[] = {"time_step.levels_per_octave=4"};
+    load_ok(minimal, ov5, 1, &s);
+    ck_assert_int_eq(s.time_step.levels_per_octave, 4);
+    char *text = avi_scene_emit(&s);
+    ck_assert_ptr_nonnull(strstr(text, "levels_per_octave: 4"));
+    free(text);
+    round_trip(&s);
+    avi_scene_free(&s);
+    const char *ov6[] = {"time_step={fixed: 1.0e-6, levels_per_octave: 2}"};
+    load_fails(minimal, ov6, 1, "time_step.levels_per_octave", "not used by rule fixed");
+    const char *ov7[] = {"time_step.levels_per_octave=1.5"};
+    load_fails(minimal, ov7, 1, "time_step.levels_per_octave", NULL);
 }
 END_TEST
 
@@ -590,6 +603,7 @@ static const struct {
     {"negative_time_step.yaml", "time_step.fixed: must be > 0", 3},
     {"negative_body_time_step.yaml", "bodies.0.time_step.fixed: must be > 0", 9},
     {"safety_out_of_range.yaml", "time_step.safety: must be in (0, 1]", 3},
+    {"levels_out_of_range.yaml", "time_step.levels_per_octave", 3},
     {"zero_end_time.yaml", "time.end: must be > 0, got 0", 2},
     {"huge_subdivisions.yaml", "bodies.0.mesh.subdivisions: 12 is too large (at most 8)", 7},
     {"huge_grid.yaml", "bodies.0.mesh.nx: mesh too large", 7},
