@@ -6,12 +6,15 @@
  * tetrahedra (or those given on the command line).
  *
  *   build/bench/events [--tets N]... [--events E] [--no-reorder] [--levels L,...]
+ *                      [--poisson NU]
  *
  * --levels runs every size once per value of time_step.levels_per_octave
  * (default 0: exact steps), one after another: steps rounded down to levels
  * make more events per simulated second but cheaper ones, so each row also
  * gives the simulated time per CPU second ("sim_per_cpu_s"), the figure to
- * compare between levels. Prints one JSON object per run on stdout. */
+ * compare between levels. --poisson sets the material's Poisson ratio
+ * (default 0: lambda = 0, where the tet kernel skips its log; 0.3 shows the
+ * cost of the log). Prints one JSON object per run on stdout. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
 #include "bench_util.h"
@@ -24,6 +27,8 @@
 typedef struct {
     int nx, ny, nz;
 } bar_dims;
+
+static double poisson = 0.0; /* --poisson: 0 gives lambda = 0, where the kernel needs no log */
 
 /* Cells of a bar four times as long as it is wide, 6 tets per cell. */
 static bar_dims dims_for(double tets)
@@ -51,8 +56,8 @@ static int run_size(double target_tets, double events_wanted, int reorder, int l
     avi_model *m = avi_model_create();
     int b = avi_model_add_body(m, "bar");
     for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    /* nu = 0 gives lambda = 0 and E = 2 mu. */
-    const avi_solid_material mat = {1.0, 0.0, 1.0};
+    /* nu = 0 gives lambda = 0 and E = 2 mu (--poisson changes nu; E = 1). */
+    const avi_solid_material mat = {1.0, poisson, 1.0};
     for (size_t t = 0; t < mesh.tet_count; t++) {
         const uint32_t *v = mesh.tets[t];
         if (avi_model_add_tet(m, v[0], v[1], v[2], v[3], &mat)) {
@@ -101,12 +106,12 @@ static int run_size(double target_tets, double events_wanted, int reorder, int l
                                    ntet * sizeof(avi_tet) + avi_tl_bytes(&e->queue)) /
                           (double)ntet;
     printf("{\"bench\": \"events\", \"tets\": %zu, \"vertices\": %zu, \"reorder\": %s, \"levels_per_octave\": %d, "
-           "\"events_per_sim_s\": %.6e, \"sim_per_cpu_s\": %.6e, \"events\": %llu, "
+           "\"poisson\": %g, \"events_per_sim_s\": %.6e, \"sim_per_cpu_s\": %.6e, \"events\": %llu, "
            "\"wall_s\": %.4f, \"cpu_s\": %.4f, \"events_per_s\": %.4g, \"ns_per_event\": %.2f, "
            "\"events_per_cpu_s\": %.4g, \"cpu_ns_per_event\": %.2f, \"dt_spread\": %.2f, "
            "\"bytes_per_element\": %.1f, \"rss_bytes_per_element\": %.1f, \"peak_rss_mb\": %.1f, "
            "\"build_s\": %.2f, \"energy_rel_change\": %.3e, \"status\": %d}\n",
-           ntet, nv, reorder ? "true" : "false", levels, rate, t_end / cpu, (unsigned long long)events, wall, cpu, events / wall,
+           ntet, nv, reorder ? "true" : "false", levels, poisson, rate, t_end / cpu, (unsigned long long)events, wall, cpu, events / wall,
            1e9 * wall / events, events / cpu, 1e9 * cpu / events, dt_max / dt_min, bytes_struct, rss_model / ntet, bench_peak_rss() / 1048576.0,
            t_build, (o1.total - o0.total) / fabs(o0.total), rc);
     fflush(stdout);
@@ -124,12 +129,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--tets") && i + 1 < argc && nsizes < 8) sizes[nsizes++] = atof(argv[++i]);
         else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = atof(argv[++i]);
         else if (!strcmp(argv[i], "--no-reorder")) reorder = 0;
+        else if (!strcmp(argv[i], "--poisson") && i + 1 < argc) poisson = atof(argv[++i]);
         else if (!strcmp(argv[i], "--levels") && i + 1 < argc) {
             nlevels = 0;
             for (char *tok = strtok(argv[++i], ","); tok && nlevels < 8; tok = strtok(NULL, ","))
                 levels[nlevels++] = atoi(tok);
         } else {
-            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--no-reorder] [--levels L,...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--no-reorder] [--levels L,...] [--poisson NU]\n", argv[0]);
             return 2;
         }
     }

@@ -55,7 +55,10 @@ static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], doub
     v3_cross(c[1], f[2], f[0]);
     v3_cross(c[2], f[0], f[1]);
     double J = v3_dot(f[0], c[0]);
-    double s = (t->vlambda * log(J) - t->vmu) / J;
+    /* lambda = 0 (Poisson ratio 0) needs no log; an inverted or flat tet
+     * (J <= 0) still gets log's NaN / -inf, which the blow-up check sees. */
+    double vl = t->vlambda != 0.0 || !(J > 0.0) ? t->vlambda * log(J) : 0.0;
+    double s = (vl - t->vmu) / J;
     double p[3][3];
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 3; i++) p[k][i] = t->vmu * f[k][i] + s * c[k][i];
