@@ -20,16 +20,24 @@ RESULTS=$BIN/results.jsonl
 QUICK=${BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] || QUICK=1
 
-# Arguments of the quick runs; the full runs take each program's defaults.
+# Arguments of the quick runs; the full runs take each program's defaults,
+# with the additions of full_args.
 quick_args() {
     case "$1" in
     queue) echo "--sizes 1e3,1e4 --reps 1 --seconds 0.2" ;;
-    events) echo "--tets 1e4 --events 1e6" ;;
+    events) echo "--tets 1e4 --events 1e6 --levels 0,4" ;;
     contact) echo "--set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8 --repeat 1 --speed 100 --end 2e-4 --speed 1000 --end 5e-5" ;;
     sync_timing) echo "0.1" ;;
     sphere_plate) echo "--set time.end=1e-4 --set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8" ;;
     graded) echo "--steps 300 --repeat 1" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
+    *) echo "" ;;
+    esac
+}
+
+full_args() {
+    case "$1" in
+    events) echo "--levels 0,4" ;;
     *) echo "" ;;
     esac
 }
@@ -72,7 +80,7 @@ for p in "${programs[@]}"; do
         failed+=("$p")
         continue
     fi
-    args=""
+    args=$(full_args "$p")
     [ "$QUICK" = 1 ] && args=$(quick_args "$p")
     echo "== $p $args" >&2
     load0=$(loadavg)
@@ -101,19 +109,19 @@ SPEC = {
     "queue": (["queue", "n", "spread", "clocks"],
               [("cpu_ns_per_op_median", "CPU ns/event", "%.1f"), ("ns_per_op_median", "wall ns/event", "%.1f"),
                ("bytes_per_entry", "B/entry", "%.0f")]),
-    "events": (["tets", "reorder"],
-               [("events_per_s", "events/s", "%.3g"), ("ns_per_event", "ns/event", "%.1f"),
-                ("energy_rel_change", "dE/E", "%.1e")]),
+    "events": (["tets", "reorder", "levels_per_octave"],
+               [("events_per_cpu_s", "events/CPU s", "%.3g"), ("cpu_ns_per_event", "CPU ns/event", "%.1f"),
+                ("sim_per_cpu_s", "simulated s/CPU s", "%.3g"), ("energy_rel_change", "dE/E", "%.1e")]),
     "contact": (["speed", "end_time", "vertices"],
                 [("events_per_cpu_s", "events/CPU s", "%.3g"), ("cpu_s", "CPU s", "%.2f"),
                  ("manager_fraction", "in manager", "%.2f")]),
-    "graded": (["mesh", "ratio", "neighbor_ratio"],
+    "graded": (["mesh", "ratio", "neighbor_ratio", "levels_per_octave"],
                [("ideal_speedup", "ideal", "%.2f"), ("speedup_cpu", "speed-up CPU", "%.2f"),
                 ("efficiency_cpu", "measured/ideal", "%.2f"), ("sync_ns_per_event", "sync ns/event", "%.0f"),
                 ("avi_ns_per_event", "AVI ns/event", "%.0f"), ("avi_energy_rel_change", "AVI dE/E", "%.1e")]),
     "output": (["scene", "mode", "rate_factor"],
                [("cpu_s", "CPU s", "%.3f"), ("overhead_cpu", "overhead CPU", "%+.3f"),
-                ("observers_cpu_frac", "in observers", "%.3f")]),
+                ("overhead_wall", "overhead wall", "%+.3f"), ("observers_cpu_frac", "in observers", "%.3f")]),
 }
 FIGURE_WORDS = ("per_s", "ns_per", "speedup", "ratio", "overhead", "frac", "_s")
 
