@@ -3,6 +3,7 @@
 #include "avi/output_stream.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -71,7 +72,17 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->wake_worker, NULL);
         pthread_cond_init(&s->wake_producer, NULL);
-        if (pthread_create(&s->worker, NULL, worker_main, s)) {
+        /* The worker inherits a mask that blocks the signals a user sends
+         * (SIGINT, SIGTERM, ...): they reach the engine's thread, which stops
+         * at an event boundary, and never interrupt a write mid-way. */
+        sigset_t block, old;
+        sigemptyset(&block);
+        const int user_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE};
+        for (size_t k = 0; k < sizeof user_signals / sizeof user_signals[0]; k++) sigaddset(&block, user_signals[k]);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        int started = pthread_create(&s->worker, NULL, worker_main, s);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (started != 0) {
             pthread_cond_destroy(&s->wake_producer);
             pthread_cond_destroy(&s->wake_worker);
             pthread_mutex_destroy(&s->lock);
