@@ -170,7 +170,8 @@ static tracker run_tracked(avi_model *m, uint64_t events, int samples)
     double t_end = t_probe * (double)events / (double)avi_engine_events_total(e);
     for (int s = 1; s <= samples; s++) {
         double t = t_end * s / samples;
-        ck_assert_int_eq(avi_engine_advance(e, t), AVI_OK);
+        int rc = avi_engine_advance(e, t);
+        ck_assert_msg(rc == AVI_OK, "advance to %g: %s", t, avi_engine_error(e)->message);
         track(e, t, &k);
     }
     avi_engine_destroy(e);
