@@ -99,30 +99,31 @@ static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
  * level's events sweep the potential arrays in memory order (multirate
  * stepping with power-of-two levels, as N-body codes bin their steps).
  * Costs up to 2^(1/L) - 1 more events (bench/README.md, "Step levels"). */
+/* The step of potential i of `kind` when the rule set it, NULL when it is
+ * fixed (per kind or per body). */
+static double *rule_step(avi_model *m, const avi_time_step *rule, avi_kind kind, size_t i)
+{
+    if (rule->kind_fixed[kind] > 0.0) return NULL;
+    const uint32_t *v;
+    stencil(m, kind, i, &v);
+    if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) return NULL;
+    return dt_slot(m, kind, i);
+}
+
 static void quantize_steps(avi_model *m, const avi_time_step *rule)
 {
     double top = 0.0;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
-        if (rule->kind_fixed[k] > 0.0) continue;
-        size_t n = avi_model_potential_count(m, (avi_kind)k);
-        for (size_t i = 0; i < n; i++) {
-            const uint32_t *v;
-            stencil(m, (avi_kind)k, i, &v);
-            if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
-            double dt = *dt_slot(m, (avi_kind)k, i);
-            if (dt > top) top = dt;
+    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
+        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+            const double *dt = rule_step(m, rule, (avi_kind)k, i);
+            if (dt && *dt > top) top = *dt;
         }
-    }
     if (!(top > 0.0) || !isfinite(top)) return;
     const double L = rule->levels_per_octave;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
-        if (rule->kind_fixed[k] > 0.0) continue;
-        size_t n = avi_model_potential_count(m, (avi_kind)k);
-        for (size_t i = 0; i < n; i++) {
-            const uint32_t *v;
-            stencil(m, (avi_kind)k, i, &v);
-            if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
-            double *dt = dt_slot(m, (avi_kind)k, i);
+    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
+        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+            double *dt = rule_step(m, rule, (avi_kind)k, i);
+            if (!dt) continue;
             /* The level from log2, then corrected for its rounding: the
              * step is a function of the level alone (equal bits on a level). */
             double level = fmax(0.0, ceil(L * log2(top / *dt)));
@@ -130,7 +131,6 @@ static void quantize_steps(avi_model *m, const avi_time_step *rule)
             while (top * exp2(-level / L) > *dt) level += 1.0;
             *dt = top * exp2(-level / L);
         }
-    }
 }
 
 static int check_rule(avi_model *m, const avi_time_step *r)

@@ -264,37 +264,28 @@ START_TEST(test_energy_bounded_shell)
 END_TEST
 
 /* Steps on levels (time_step.levels_per_octave = 4): momentum to round-off
- * and no energy drift, as with exact steps. */
-START_TEST(test_levels_tet_bar)
+ * and no energy drift, as with exact steps. Each run gets a fresh model. */
+static void levels_run(avi_model *(*build)(int levels), const char *what)
 {
-    avi_model *m = graded_tet_bar_levels(4);
+    avi_model *m = build(4);
     tracker k = run_tracked(m, avi_test_quick() ? 100000 : 1000000, 200);
-    printf("tet bar, levels 4: linear momentum rel. error %.2e, angular %.2e\n", k.p_err, k.l_err);
+    printf("%s, levels 4: linear momentum rel. error %.2e, angular %.2e\n", what, k.p_err, k.l_err);
     ck_assert(k.p_err <= 1e-12);
     ck_assert(k.l_err <= 1e-12);
     free(k.t);
     free(k.e);
     avi_model_destroy(m);
-    m = graded_tet_bar_levels(4); /* a fresh state: the run above advanced this one */
-    energy_run(m, "tet bar, levels 4");
+    m = build(4);
+    char name[64];
+    snprintf(name, sizeof name, "%s, levels 4", what);
+    energy_run(m, name);
     avi_model_destroy(m);
 }
+
+START_TEST(test_levels_tet_bar) { levels_run(graded_tet_bar_levels, "tet bar"); }
 END_TEST
 
-START_TEST(test_levels_shell)
-{
-    avi_model *m = graded_shell_levels(4);
-    tracker k = run_tracked(m, avi_test_quick() ? 100000 : 1000000, 200);
-    printf("shell, levels 4: linear momentum rel. error %.2e, angular %.2e\n", k.p_err, k.l_err);
-    ck_assert(k.p_err <= 1e-12);
-    ck_assert(k.l_err <= 1e-12);
-    free(k.t);
-    free(k.e);
-    avi_model_destroy(m);
-    m = graded_shell_levels(4); /* a fresh state: the run above advanced this one */
-    energy_run(m, "shell, levels 4");
-    avi_model_destroy(m);
-}
+START_TEST(test_levels_shell) { levels_run(graded_shell_levels, "shell"); }
 END_TEST
 
 static Suite *conservation_suite(void)
