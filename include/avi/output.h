@@ -77,10 +77,13 @@ typedef struct avi_h5_writer avi_h5_writer;
 /* Length of the completion-state dataset, terminating NUL included. */
 #define AVI_H5_COMPLETION_LEN 64
 
-/* Creates (truncating) the file and every group, dataset and attribute of the
- * layout, writes the static data (masses, connectivity, parameters, completion
- * "running"), flushes, then switches the file to SWMR writing. Writes the
- * XDMF sidecar once the first frame is flushed. NULL on error, with err filled. */
+/* Creates the file and every group, dataset and attribute of the layout,
+ * writes the static data (masses, connectivity, parameters, completion
+ * "running"), flushes, then switches the file to SWMR writing. All this
+ * happens under PATH.part, renamed to PATH once the file is in SWMR mode, so
+ * PATH never holds a file that SWMR readers refuse (an earlier file at PATH
+ * stays until then; on failure PATH.part is removed). Writes the XDMF
+ * sidecar once the first frame is flushed. NULL on error, with err filled. */
 avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err);
 
 /* Appends one row of every observable at obs->time. Rows are buffered and
