@@ -108,5 +108,14 @@ C=(--set time.end=1.2e-4 --set output.energy_every=2e-6 --set output.frame_every
 ( ulimit -f 300; trap '' XFSZ; exec "$AVI" run bar --set time.end=2 -o "$work/full.h5" --quiet ) 2>"$work/err"; rc=$?
 [ "$rc" -eq 1 ] && grep -q "full.h5" "$work/err" || { echo "full disk: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
 
+# A disk that fills while the file is being built: no file at the output
+# path (it is built as OUT.h5.part, removed on failure), and an earlier file
+# there is left as it was.
+printf 'earlier output\n' > "$work/keep.h5"
+( ulimit -f 1; trap '' XFSZ; exec "$AVI" run bar --set time.end=2 -o "$work/keep.h5" --quiet ) 2>"$work/err"; rc=$?
+[ "$rc" -eq 1 ] && grep -q "keep.h5" "$work/err" || { echo "full disk at creation: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
+[ "$(cat "$work/keep.h5")" = "earlier output" ] || { echo "full disk at creation: the earlier file was changed"; bad=$((bad + 1)); }
+[ ! -e "$work/keep.h5.part" ] || { echo "full disk at creation: keep.h5.part left behind"; bad=$((bad + 1)); }
+
 echo "resume: $bad problems"
 [ "$bad" -eq 0 ]
