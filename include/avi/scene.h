@@ -30,7 +30,9 @@
  *                 L > 0 each rule step is rounded down to dt_max 2^(-k/L)
  *                 (dt_max the largest), so potentials on one level tick
  *                 together and events run in memory order; faster per
- *                 simulated second on large meshes (bench/README.md)
+ *                 simulated second on large meshes (bench/README.md);
+ *                 rounding comes after the neighbour cap, which then holds
+ *                 within a factor 2^(1/L)
  *                 {fixed: dt} or {rule: fixed, fixed: dt}
  *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
  *                 optional fixed steps per potential kind, whatever the rule

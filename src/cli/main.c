@@ -305,8 +305,29 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
             rc = AVI_ERR_RUN;
             goto done;
         }
-        unlink(old_path);
+        /* While it exists, the next resume would copy from it: a stale one
+         * must not survive. */
+        if (unlink(old_path) != 0 && errno != ENOENT) {
+            fprintf(stderr, "avi: %s: cannot remove the earlier output: %s\n", old_path, strerror(errno));
+            old_path[0] = '\0';
+            rc = AVI_ERR_RUN;
+            goto done;
+        }
         old_path[0] = '\0';
+    } else {
+        /* A fresh run: a checkpoint or a set-aside output left by an
+         * earlier run of this path belongs to that run, and a later
+         * `avi resume` must not mix it with this one. */
+        char stale[4200];
+        const char *suffix[] = {".resume-old", ".ckpt", ".ckpt.tmp"};
+        for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
+            snprintf(stale, sizeof stale, "%s%s", out, suffix[k]);
+            if (unlink(stale) != 0 && errno != ENOENT) {
+                fprintf(stderr, "avi: %s: cannot remove it: %s\n", stale, strerror(errno));
+                rc = AVI_ERR_RUN;
+                goto done;
+            }
+        }
     }
     rs.end_time = scene->end_time;
     rs.max_growth = scene->output.max_energy_growth;

@@ -110,7 +110,22 @@ static double *rule_step(avi_model *m, const avi_time_step *rule, avi_kind kind,
     return dt_slot(m, kind, i);
 }
 
-static void quantize_steps(avi_model *m, const avi_time_step *rule)
+/* The level step at or below dt: top 2^(-k/L) with the smallest such k. */
+static double level_step(double top, double L, double dt)
+{
+    double level = fmax(0.0, ceil(L * log2(top / dt)));
+    if (!isfinite(level)) return dt; /* a step ratio beyond double range */
+    /* The level from log2, then corrected for its rounding: the step is a
+     * function of the level alone (equal bits on a level). */
+    while (level > 0.0 && top * exp2(-(level - 1.0) / L) <= dt) level -= 1.0;
+    while (top * exp2(-level / L) > dt) level += 1.0;
+    return top * exp2(-level / L);
+}
+
+/* vertex_min (the smallest step on each vertex, used by gravity and
+ * contact) is rounded the same way, so it stays the smallest level step on
+ * the vertex (rounding is monotone). */
+static void quantize_steps(avi_model *m, const avi_time_step *rule, double *vertex_min)
 {
     double top = 0.0;
     for (int k = 0; k < AVI_KIND_GRAVITY; k++)
@@ -123,14 +138,10 @@ static void quantize_steps(avi_model *m, const avi_time_step *rule)
     for (int k = 0; k < AVI_KIND_GRAVITY; k++)
         for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
             double *dt = rule_step(m, rule, (avi_kind)k, i);
-            if (!dt) continue;
-            /* The level from log2, then corrected for its rounding: the
-             * step is a function of the level alone (equal bits on a level). */
-            double level = fmax(0.0, ceil(L * log2(top / *dt)));
-            while (level > 0.0 && top * exp2(-(level - 1.0) / L) <= *dt) level -= 1.0;
-            while (top * exp2(-level / L) > *dt) level += 1.0;
-            *dt = top * exp2(-level / L);
+            if (dt) *dt = level_step(top, L, *dt);
         }
+    for (size_t v = 0; v < m->nv; v++)
+        if (vertex_min[v] > 0.0 && isfinite(vertex_min[v])) vertex_min[v] = level_step(top, L, vertex_min[v]);
 }
 
 static int check_rule(avi_model *m, const avi_time_step *r)
@@ -328,7 +339,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             }
         }
     }
-    if (rule->levels_per_octave > 0 && rule->rule != AVI_DT_FIXED) quantize_steps(m, rule);
+    if (rule->levels_per_octave > 0 && rule->rule != AVI_DT_FIXED) quantize_steps(m, rule, vertex_min);
     for (size_t i = 0; i < m->ngravity; i++) {
         double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
         double body_dt = m->bodies[m->body_of[m->gravity[i].v]].fixed_dt;

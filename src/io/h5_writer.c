@@ -561,6 +561,7 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
     snprintf(w->part_path, plen, "%s.part", L->path);
     w->file = H5Fcreate(w->part_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (w->file < 0) {
+        unlink(w->part_path); /* HDF5 may have created it before failing */
         free(w->part_path);
         w->part_path = NULL;
         fail(w, AVI_ERR_RUN, "creating the file failed");

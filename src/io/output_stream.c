@@ -134,7 +134,7 @@ int avi_output_stream_drain(avi_output_stream *s)
 int avi_output_stream_destroy(avi_output_stream *s)
 {
     if (!s) return 0;
-    int status = s->status;
+    int status = s->started ? 0 : s->status; /* read after the join when threaded */
     if (s->started) {
         pthread_mutex_lock(&s->lock);
         s->stopping = 1;

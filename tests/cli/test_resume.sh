@@ -117,5 +117,16 @@ printf 'earlier output\n' > "$work/keep.h5"
 [ "$(cat "$work/keep.h5")" = "earlier output" ] || { echo "full disk at creation: the earlier file was changed"; bad=$((bad + 1)); }
 [ ! -e "$work/keep.h5.part" ] || { echo "full disk at creation: keep.h5.part left behind"; bad=$((bad + 1)); }
 
+# A fresh run to a path takes the earlier run's checkpoint and set-aside
+# output out of the way: a resume after it fails before its first
+# checkpoint must not continue the earlier run into the new file.
+"$AVI" run bar "${S[@]}" -o "$work/stale.h5" --quiet
+printf 'not an output\n' > "$work/stale.h5.resume-old"
+"$AVI" run bar "${S[@]}" --set output.checkpoint_every=0 --set output.max_energy_growth=1e-12 -o "$work/stale.h5" --quiet 2>/dev/null
+[ ! -e "$work/stale.h5.ckpt" ] && [ ! -e "$work/stale.h5.resume-old" ] \
+  || { echo "a fresh run kept the earlier run's checkpoint or set-aside output"; bad=$((bad + 1)); }
+"$AVI" resume "$work/stale.h5" --quiet 2>/dev/null; rc=$?
+[ "$rc" -eq 2 ] || { echo "resume of a run that failed before its first checkpoint: exit $rc, expected 2"; bad=$((bad + 1)); }
+
 echo "resume: $bad problems"
 [ "$bad" -eq 0 ]
