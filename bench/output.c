@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "avi/output_stream.h"
+#include "avi/run_output.h"
 
 static double cpu_now(void)
 {
@@ -222,9 +223,6 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
     }
     double energy_every = scene.output.energy_every / factor, frame_every = scene.output.frame_every / factor;
     size_t nv = avi_model_vertex_count(model);
-    double *mass = malloc((nv ? nv : 1) * sizeof *mass);
-    avi_h5_body *bodies = calloc(info.count ? info.count : 1, sizeof *bodies);
-    char *resolved = avi_scene_emit(&scene);
     obs_state os;
     memset(&os, 0, sizeof os);
     os.md = md;
@@ -233,42 +231,16 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
     avi_engine *engine = NULL;
     char h5[4200] = "", xmf[4200] = "";
     int rc = -1;
-    if (!mass || !bodies || !resolved || !os.x || !os.v) {
+    /* The layout `avi run` writes, at the scaled rates. */
+    avi_run_output ro;
+    snprintf(h5, sizeof h5, "%s/%s.h5", dir, scene.name);
+    avi_xdmf_default_path(h5, xmf, sizeof xmf);
+    if (avi_run_output_init(&ro, &scene, &info, model, h5, &err) || !os.x || !os.v) {
         fprintf(stderr, "output: out of memory\n");
         goto done;
     }
-    /* The layout of src/cli/main.c's run_scene. */
-    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(model, (uint32_t)i);
-    for (size_t b = 0; b < info.count; b++) {
-        const avi_scene_body_info *bi = &info.bodies[b];
-        bodies[b].name = bi->name;
-        bodies[b].first_vertex = bi->first_vertex;
-        bodies[b].vertex_count = bi->vertex_count;
-        bodies[b].mass = mass + bi->first_vertex;
-        bodies[b].triangles = (const uint32_t (*)[3])bi->triangles;
-        bodies[b].triangle_count = bi->triangle_count;
-        bodies[b].tets = (const uint32_t (*)[4])bi->tets;
-        bodies[b].tet_count = bi->tet_count;
-    }
-    snprintf(h5, sizeof h5, "%s/%s.h5", dir, scene.name);
-    avi_xdmf_default_path(h5, xmf, sizeof xmf);
-    avi_h5_layout layout;
-    memset(&layout, 0, sizeof layout);
-    layout.path = h5;
-    layout.bodies = bodies;
-    layout.body_count = (int)info.count;
-    layout.scene_name = scene.name;
-    layout.scene_text = scene.text;
-    layout.resolved_text = resolved;
-    layout.integrator = avi_integrator_name(scene.integrator.type);
-    layout.end_time = scene.end_time;
-    layout.energy_every = energy_every;
-    layout.frame_every = frame_every;
-    layout.vertex_count = nv;
-    for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
-        avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
-    }
+    ro.layout.energy_every = energy_every;
+    ro.layout.frame_every = frame_every;
     engine = avi_engine_create_for_scene(&scene, &info, model, &err);
     if (!engine) {
         fprintf(stderr, "output: %s\n", err.message);
@@ -281,7 +253,7 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
     int h5mode = md == MODE_H5 || md == MODE_H5_LAZY || md == MODE_H5_STREAM;
     if (h5mode) {
         double t0 = bench_now();
-        os.writer = avi_h5_create(&layout, &err);
+        os.writer = avi_h5_create(&ro.layout, &err);
         r->setup += bench_now() - t0;
         if (!os.writer) {
             fprintf(stderr, "output: %s\n", err.message);
@@ -328,7 +300,7 @@ static int run_once(const scene_arg *sa, mode md, double factor, const char *dir
         r->file_bytes = file_size(h5) + file_size(xmf);
         /* The sidecar rewrite that every flush after a frame makes, alone. */
         double xw0 = bench_now(), xc0 = cpu_now();
-        if (avi_xdmf_write(xmf, h5, bodies, (int)info.count, os.frame_times, os.frames, &err)) {
+        if (avi_xdmf_write(xmf, h5, ro.bodies, (int)info.count, os.frame_times, os.frames, &err)) {
             fprintf(stderr, "output: %s\n", err.message);
             goto done;
         }
@@ -345,9 +317,7 @@ done:
     avi_model_destroy(model);
     avi_scene_bodies_free(&info);
     avi_scene_free(&scene);
-    free(resolved);
-    free(bodies);
-    free(mass);
+    avi_run_output_free(&ro);
     free(os.x);
     free(os.v);
     free(os.frame_times);

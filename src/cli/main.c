@@ -2,6 +2,7 @@
 #include "avi/avi.h"
 #include "avi/checkpoint.h"
 #include "avi/output_stream.h"
+#include "avi/run_output.h"
 #include "avi/output.h"
 #include "avi/scene.h"
 
@@ -209,9 +210,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
 
     /* Output layout: bodies, masses, connectivity, parameters. */
     size_t nv = avi_model_vertex_count(model);
-    double *mass = malloc((nv ? nv : 1) * sizeof *mass);
-    avi_h5_body *bodies = calloc(info.count ? info.count : 1, sizeof *bodies);
-    char *resolved = avi_scene_emit(scene);
+    avi_run_output so;
     char old_path[4096] = "";
     run_state rs;
     memset(&rs, 0, sizeof rs);
@@ -219,39 +218,10 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     rs.v = malloc((nv ? nv : 1) * sizeof *rs.v);
     int rc = AVI_OK;
     avi_engine *engine = NULL;
-    if (!mass || !bodies || !resolved || !rs.x || !rs.v) {
+    if (avi_run_output_init(&so, scene, &info, model, out, &err) || !rs.x || !rs.v) {
         fprintf(stderr, "avi: out of memory\n");
         rc = AVI_ERR_RUN;
         goto done;
-    }
-    for (size_t i = 0; i < nv; i++) mass[i] = avi_model_vertex_mass(model, (uint32_t)i);
-    for (size_t b = 0; b < info.count; b++) {
-        const avi_scene_body_info *bi = &info.bodies[b];
-        bodies[b].name = bi->name;
-        bodies[b].first_vertex = bi->first_vertex;
-        bodies[b].vertex_count = bi->vertex_count;
-        bodies[b].mass = mass + bi->first_vertex;
-        bodies[b].triangles = (const uint32_t (*)[3])bi->triangles;
-        bodies[b].triangle_count = bi->triangle_count;
-        bodies[b].tets = (const uint32_t (*)[4])bi->tets;
-        bodies[b].tet_count = bi->tet_count;
-    }
-    avi_h5_layout layout;
-    memset(&layout, 0, sizeof layout);
-    layout.path = out;
-    layout.bodies = bodies;
-    layout.body_count = (int)info.count;
-    layout.scene_name = scene->name;
-    layout.scene_text = scene->text;
-    layout.resolved_text = resolved;
-    layout.integrator = avi_integrator_name(scene->integrator.type);
-    layout.end_time = scene->end_time;
-    layout.energy_every = scene->output.energy_every;
-    layout.frame_every = scene->output.frame_every;
-    layout.vertex_count = nv;
-    for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        layout.potential_count[k] = avi_model_potential_count(model, (avi_kind)k);
-        avi_model_time_step_range(model, (avi_kind)k, &layout.dt_min[k], &layout.dt_max[k]);
     }
     engine = avi_engine_create_for_scene(scene, &info, model, &err);
     if (!engine) {
@@ -267,7 +237,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     avi_checkpoint_path(out, rs.checkpoint, sizeof rs.checkpoint);
     rs.ckpt.scene_source = source;
     rs.ckpt.scene_text = scene->text;
-    rs.ckpt.resolved_text = resolved;
+    rs.ckpt.resolved_text = so.resolved_text;
     rs.ckpt.output_path = out;
 
     size_t keep_rows = 0, keep_frames = 0;
@@ -292,14 +262,14 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
             goto done;
         }
     }
-    rs.writer = avi_h5_create(&layout, &err);
+    rs.writer = avi_h5_create(&so.layout, &err);
     if (!rs.writer) {
         fprintf(stderr, "avi: %s\n", err.message);
         rc = AVI_ERR_RUN;
         goto done;
     }
     if (resume) {
-        if (avi_h5_copy_prefix(old_path, rs.writer, keep_rows, keep_frames, bodies, (int)info.count, nv, &err) ||
+        if (avi_h5_copy_prefix(old_path, rs.writer, keep_rows, keep_frames, so.bodies, (int)info.count, nv, &err) ||
             avi_h5_flush(rs.writer)) {
             fprintf(stderr, "avi: %s\n", err.message[0] ? err.message : avi_h5_error(rs.writer)->message);
             rc = AVI_ERR_RUN;
@@ -394,9 +364,7 @@ done:
     avi_engine_destroy(engine);
     avi_model_destroy(model);
     avi_scene_bodies_free(&info);
-    free(resolved);
-    free(bodies);
-    free(mass);
+    avi_run_output_free(&so);
     free(rs.x);
     free(rs.v);
     return rc;

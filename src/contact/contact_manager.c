@@ -1,6 +1,7 @@
 /* The contact manager: activation and retirement of nested penalty layers
  * (Harmon, Vouga, Smith, Tamstorf, Grinspun 2009), see contact_manager.h. */
 #include "contact/contact_manager.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,17 +30,6 @@ static int cmp_edge(const void *pa, const void *pb)
     const uint32_t *a = pa, *b = pb;
     if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
     return a[1] < b[1] ? -1 : a[1] > b[1];
-}
-
-static void set_error(avi_error *err, avi_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_error(avi_error *err, avi_status st, const char *fmt, ...)
-{
-    if (!err) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->status = st;
 }
 
 void avi_contact_destroy(avi_contact_manager *cm)
@@ -125,7 +115,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     return cm;
 oom:
     avi_contact_destroy(cm);
-    set_error(err, AVI_ERR_RUN, "out of memory");
+    avi_error_set(err, AVI_ERR_RUN, "out of memory");
     return NULL;
 }
 

@@ -1,6 +1,7 @@
 /* Checkpoints: the engine's complete state in an HDF5 file (see
  * include/avi/checkpoint.h). */
 #include "avi/checkpoint.h"
+#include "core/error.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 #include "sync/sync_internal.h"
@@ -17,19 +18,6 @@
 
 #define FORMAT_NAME "avi-checkpoint"
 #define FORMAT_VERSION 1
-
-static int fail(avi_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(avi_error *err, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = AVI_ERR_RUN;
-    }
-    return AVI_ERR_RUN;
-}
 
 void avi_checkpoint_path(const char *output_path, char *out, size_t size)
 {
@@ -259,23 +247,23 @@ static int sync_path(const char *path, int dir)
 int avi_checkpoint_write(const char *path, const avi_engine *e, const avi_checkpoint_info *info, avi_error *err)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return fail(err, "%s: path too long", path);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return avi_error_set(err, AVI_ERR_RUN, "%s: path too long", path);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
-    if (f < 0) return fail(err, "%s: cannot create checkpoint: %s", tmp, strerror(errno));
+    if (f < 0) return avi_error_set(err, AVI_ERR_RUN, "%s: cannot create checkpoint: %s", tmp, strerror(errno));
     int rc = write_state(f, e, info);
     if (H5Fclose(f) < 0) rc = -1;
     if (rc || sync_path(tmp, 0)) {
         unlink(tmp);
-        return fail(err, "%s: writing the checkpoint failed (%s)", tmp, errno ? strerror(errno) : "HDF5 error");
+        return avi_error_set(err, AVI_ERR_RUN, "%s: writing the checkpoint failed (%s)", tmp, errno ? strerror(errno) : "HDF5 error");
     }
     if (rename(tmp, path)) {
         int e2 = errno;
         unlink(tmp);
-        return fail(err, "%s: cannot rename the checkpoint into place: %s", path, strerror(e2));
+        return avi_error_set(err, AVI_ERR_RUN, "%s: cannot rename the checkpoint into place: %s", path, strerror(e2));
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -290,7 +278,7 @@ static hid_t open_checked(const char *path, avi_error *err)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        fail(err, "%s: cannot open the checkpoint", path);
+        avi_error_set(err, AVI_ERR_RUN, "%s: cannot open the checkpoint", path);
         return -1;
     }
     int version = 0;
@@ -298,7 +286,7 @@ static hid_t open_checked(const char *path, avi_error *err)
     if (at < 0 || H5Aread(at, H5T_NATIVE_INT, &version) < 0 || version != FORMAT_VERSION) {
         if (at >= 0) H5Aclose(at);
         H5Fclose(f);
-        fail(err, "%s: not an avi checkpoint (format version %d)", path, version);
+        avi_error_set(err, AVI_ERR_RUN, "%s: not an avi checkpoint (format version %d)", path, version);
         return -1;
     }
     H5Aclose(at);
@@ -319,7 +307,7 @@ int avi_checkpoint_read_info(const char *path, avi_checkpoint_meta *meta, avi_er
     H5Fclose(f);
     if (rc) {
         avi_checkpoint_meta_free(meta);
-        return fail(err, "%s: checkpoint is incomplete", path);
+        return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint is incomplete", path);
     }
     return AVI_OK;
 }
@@ -408,7 +396,7 @@ int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
     int rc = get(f, "sizes", H5T_NATIVE_UINT64, 2, sizes);
     if (rc || sizes[0] != nv || sizes[1] != AVI_KIND_COUNT) {
         H5Fclose(f);
-        return fail(err, "%s: checkpoint does not match the scene's model (%llu vertices, model has %zu)", path,
+        return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint does not match the scene's model (%llu vertices, model has %zu)", path,
                     rc ? 0ull : (unsigned long long)sizes[0], nv);
     }
     long nq = count(f, "queue_time");
@@ -473,6 +461,6 @@ int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
     free(buf);
     free(ub);
     H5Fclose(f);
-    if (rc) return fail(err, "%s: checkpoint is incomplete or does not match the scene", path);
+    if (rc) return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint is incomplete or does not match the scene", path);
     return AVI_OK;
 }

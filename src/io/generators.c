@@ -1,5 +1,6 @@
 /* Mesh generators: icosphere, disk, rectangle grid and tetrahedral box. */
 #include "avi/mesh.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -9,28 +10,16 @@
 
 #include "core/vec3.h"
 
-static int fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
 static int check_length(const char *gen, const char *name, double v, avi_error *err)
 {
     if (isfinite(v) && v > 0.0) return AVI_OK;
-    return fail(err, AVI_ERR_INPUT, "%s: %s must be finite and > 0 (got %g)", gen, name, v);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: %s must be finite and > 0 (got %g)", gen, name, v);
 }
 
 static int check_count(const char *gen, const char *name, int v, int max, avi_error *err)
 {
     if (v >= 1 && v <= max) return AVI_OK;
-    return fail(err, AVI_ERR_INPUT, "%s: %s must be between 1 and %d (got %d)", gen, name, max, v);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: %s must be between 1 and %d (got %d)", gen, name, max, v);
 }
 
 /* Allocates the arrays of `out`; frees everything on failure. */
@@ -41,7 +30,7 @@ static int alloc_mesh(avi_mesh *out, size_t nv, size_t nt, size_t nk, const char
     out->tets = nk ? malloc(nk * sizeof *out->tets) : NULL;
     if (!out->x || (nt && !out->triangles) || (nk && !out->tets)) {
         avi_mesh_free(out);
-        return fail(err, AVI_ERR_RUN, "%s: out of memory", gen);
+        return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", gen);
     }
     out->vertex_count = nv;
     out->triangle_count = nt;
@@ -105,7 +94,7 @@ int avi_mesh_icosphere(double radius, int subdivisions, avi_mesh *out, avi_error
     int rc = check_length("icosphere", "radius", radius, err);
     if (rc) return rc;
     if (subdivisions < 0 || subdivisions > 10)
-        return fail(err, AVI_ERR_INPUT, "icosphere: subdivisions must be between 0 and 10 (got %d)", subdivisions);
+        return avi_error_set(err, AVI_ERR_INPUT, "icosphere: subdivisions must be between 0 and 10 (got %d)", subdivisions);
 
     size_t fin_v = 10 * ((size_t)1 << (2 * subdivisions)) + 2;
     size_t fin_f = 20 * ((size_t)1 << (2 * subdivisions));
@@ -119,7 +108,7 @@ int avi_mesh_icosphere(double radius, int subdivisions, avi_mesh *out, avi_error
         free(he);
         free(mid);
         avi_mesh_free(out);
-        return fail(err, AVI_ERR_RUN, "icosphere: out of memory");
+        return avi_error_set(err, AVI_ERR_RUN, "icosphere: out of memory");
     }
 
     double (*x)[3] = out->x;
@@ -236,7 +225,7 @@ int avi_mesh_rect_grid(double lx, double ly, int nx, int ny, avi_mesh *out, avi_
         return rc;
     size_t sx = (size_t)nx + 1, sy = (size_t)ny + 1;
     if (sx * sy > UINT32_MAX)
-        return fail(err, AVI_ERR_INPUT, "rect_grid: nx, ny too large (%d x %d cells exceed 32-bit vertex indices)", nx, ny);
+        return avi_error_set(err, AVI_ERR_INPUT, "rect_grid: nx, ny too large (%d x %d cells exceed 32-bit vertex indices)", nx, ny);
     rc = alloc_mesh(out, sx * sy, 2 * (size_t)nx * (size_t)ny, 0, "rect_grid", err);
     if (rc) return rc;
     for (size_t j = 0; j < sy; j++)
@@ -276,7 +265,7 @@ int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, av
         return rc;
     uint64_t sx = (uint64_t)nx + 1, sy = (uint64_t)ny + 1, sz = (uint64_t)nz + 1;
     if (sx * sy > UINT32_MAX || sx * sy * sz > UINT32_MAX)
-        return fail(err, AVI_ERR_INPUT, "tet_box: nx, ny, nz too large (%d x %d x %d cells exceed 32-bit vertex indices)",
+        return avi_error_set(err, AVI_ERR_INPUT, "tet_box: nx, ny, nz too large (%d x %d x %d cells exceed 32-bit vertex indices)",
                     nx, ny, nz);
     size_t ncell = (size_t)nx * (size_t)ny * (size_t)nz;
     rc = alloc_mesh(out, (size_t)(sx * sy * sz), 0, 6 * ncell, "tet_box", err);

@@ -1,25 +1,13 @@
 /* Resuming: the first rows and frames of an earlier output file, copied
  * value for value into a new writer. */
 #include "avi/output.h"
+#include "core/error.h"
 
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(avi_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(avi_error *err, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = AVI_ERR_RUN;
-    }
-    return AVI_ERR_RUN;
-}
 
 /* Reads the first n rows (each `width` values) of a dataset. */
 static int read_rows(hid_t f, const char *path, hid_t type, size_t n, size_t width, void *out)
@@ -69,10 +57,10 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     H5Pset_metadata_read_attempts(fapl, 8);
     hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
     H5Pclose(fapl);
-    if (f < 0) return fail(err, "%s: cannot open the earlier output to copy from", old_path);
+    if (f < 0) return avi_error_set(err, AVI_ERR_RUN, "%s: cannot open the earlier output to copy from", old_path);
     int rc = 0;
     long have_rows = row_count(f, "/observables/kinetic_energy/value");
-    if (have_rows < (long)rows) rc = fail(err, "%s: has %ld rows, the checkpoint needs %zu", old_path, have_rows, rows);
+    if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_RUN, "%s: has %ld rows, the checkpoint needs %zu", old_path, have_rows, rows);
 
     /* Rows: one array per observable, then one avi_observation per row. */
     static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
@@ -90,12 +78,12 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         active = malloc(n * sizeof *active);
         by_kind = malloc(AVI_KIND_COUNT * n * sizeof *by_kind);
         rc = !lin || !ang || !time || !step || !events || !active || !by_kind;
-        if (rc) fail(err, "out of memory");
+        if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
     }
     char path[512];
     for (int k = 0; k < 6 && !rc; k++) {
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
-        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = fail(err, "%s: cannot read %s", old_path, path);
+        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, path);
     }
     if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, lin) ||
                 read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, ang) ||
@@ -104,7 +92,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, rows, 1, events) ||
                 read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, rows, 1, active) ||
                 read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, rows, AVI_KIND_COUNT, by_kind)))
-        rc = fail(err, "%s: cannot read the observables", old_path);
+        rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read the observables", old_path);
     for (size_t r = 0; r < rows && !rc; r++) {
         avi_observation o;
         memset(&o, 0, sizeof o);
@@ -122,7 +110,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         for (int k = 0; k < AVI_KIND_COUNT; k++) o.events[k] = (uint64_t)by_kind[AVI_KIND_COUNT * r + k];
         o.events_total = (uint64_t)events[r];
         o.active_contact_potentials = (uint64_t)active[r];
-        if (avi_h5_write_observation(w, step[r], &o)) rc = fail(err, "%s", avi_h5_error(w)->message);
+        if (avi_h5_write_observation(w, step[r], &o)) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     }
     for (int k = 0; k < 6; k++) free(sc[k]);
     free(lin);
@@ -136,7 +124,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     /* Frames: every body's hyperslab k into one all-vertex array. */
     double (*x)[3] = malloc((vertex_count ? vertex_count : 1) * sizeof *x);
     double (*v)[3] = malloc((vertex_count ? vertex_count : 1) * sizeof *v);
-    if (!rc && (!x || !v)) rc = fail(err, "out of memory");
+    if (!rc && (!x || !v)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
     for (size_t k = 0; k < frames && !rc; k++) {
         int64_t fstep = 0;
         double ftime = 0.0;
@@ -152,7 +140,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 double (*dst)[3] = (which ? v : x) + body->first_vertex;
                 if (ds < 0 || fs < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                     H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, dst) < 0)
-                    rc = fail(err, "%s: cannot read frame %zu of %s", old_path, k, path);
+                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read frame %zu of %s", old_path, k, path);
                 H5Sclose(ms);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);
@@ -167,7 +155,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 hid_t ms = H5Screate_simple(1, cnt, NULL);
                 if (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                     H5Dread(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &fstep) < 0)
-                    rc = fail(err, "%s: cannot read %s", old_path, p2);
+                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, p2);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);
                 snprintf(p2, sizeof p2, "%s/time", path);
@@ -175,14 +163,14 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 fs = ds >= 0 ? H5Dget_space(ds) : -1;
                 if (!rc && (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                             H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &ftime) < 0))
-                    rc = fail(err, "%s: cannot read %s", old_path, p2);
+                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, p2);
                 H5Sclose(ms);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);
             }
         }
         if (!rc && avi_h5_write_frame(w, fstep, ftime, (const double (*)[3])x, (const double (*)[3])v))
-            rc = fail(err, "%s", avi_h5_error(w)->message);
+            rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     }
     free(x);
     free(v);

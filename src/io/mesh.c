@@ -1,6 +1,7 @@
 /* Mesh operations: freeing, validation, boundary extraction, jitter,
  * Morton reordering and reading by extension. */
 #include "avi/mesh.h"
+#include "core/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,21 +12,9 @@
 
 #include "core/vec3.h"
 
-static int fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
 static int out_of_memory(avi_error *err, const char *what)
 {
-    return fail(err, AVI_ERR_RUN, "%s: out of memory", what);
+    return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", what);
 }
 
 void avi_mesh_free(avi_mesh *mesh)
@@ -124,18 +113,18 @@ static key_elem *sorted_edges(const avi_mesh *m)
 static int check_indices(const avi_mesh *m, int with_triangles, const char *what, avi_error *err)
 {
     size_t n = m->vertex_count;
-    if (n > UINT32_MAX) return fail(err, AVI_ERR_INPUT, "%s: too many vertices (%zu)", what, n);
+    if (n > UINT32_MAX) return avi_error_set(err, AVI_ERR_INPUT, "%s: too many vertices (%zu)", what, n);
     if ((n && !m->x) || (with_triangles && m->triangle_count && !m->triangles) || (m->tet_count && !m->tets))
-        return fail(err, AVI_ERR_INPUT, "%s: mesh arrays missing", what);
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: mesh arrays missing", what);
     for (size_t t = 0; with_triangles && t < m->triangle_count; t++)
         for (int k = 0; k < 3; k++)
             if (m->triangles[t][k] >= n)
-                return fail(err, AVI_ERR_INPUT, "%s: triangle %zu refers to vertex %u, but the mesh has %zu vertices",
+                return avi_error_set(err, AVI_ERR_INPUT, "%s: triangle %zu refers to vertex %u, but the mesh has %zu vertices",
                             what, t, m->triangles[t][k], n);
     for (size_t t = 0; t < m->tet_count; t++)
         for (int k = 0; k < 4; k++)
             if (m->tets[t][k] >= n)
-                return fail(err, AVI_ERR_INPUT, "%s: tetrahedron %zu refers to vertex %u, but the mesh has %zu vertices",
+                return avi_error_set(err, AVI_ERR_INPUT, "%s: tetrahedron %zu refers to vertex %u, but the mesh has %zu vertices",
                             what, t, m->tets[t][k], n);
     return AVI_OK;
 }
@@ -153,17 +142,17 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
                             const uint32_t *tet_lines, avi_error *err)
 {
     if (!what) what = "mesh";
-    if (!m) return fail(err, AVI_ERR_INPUT, "%s: no mesh", what);
+    if (!m) return avi_error_set(err, AVI_ERR_INPUT, "%s: no mesh", what);
     const size_t n = m->vertex_count;
     char at[400];
-    if (n > UINT32_MAX) return fail(err, AVI_ERR_INPUT, "%s: too many vertices (%zu)", what, n);
+    if (n > UINT32_MAX) return avi_error_set(err, AVI_ERR_INPUT, "%s: too many vertices (%zu)", what, n);
     if ((n && !m->x) || (m->triangle_count && !m->triangles) || (m->tet_count && !m->tets))
-        return fail(err, AVI_ERR_INPUT, "%s: mesh arrays missing", what);
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: mesh arrays missing", what);
     if (m->triangle_count == 0 && m->tet_count == 0)
-        return fail(err, AVI_ERR_INPUT, "%s: the mesh has no triangles or tetrahedra", what);
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: the mesh has no triangles or tetrahedra", what);
     for (size_t v = 0; v < n; v++)
         if (!v3_isfinite(m->x[v]))
-            return fail(err, AVI_ERR_INPUT, "%s: vertex %zu has a non-finite coordinate (%g, %g, %g)", what, v,
+            return avi_error_set(err, AVI_ERR_INPUT, "%s: vertex %zu has a non-finite coordinate (%g, %g, %g)", what, v,
                         m->x[v][0], m->x[v][1], m->x[v][2]);
 
     for (size_t t = 0; t < m->triangle_count; t++) {
@@ -171,10 +160,10 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
         where(at, sizeof at, what, triangle_lines, t);
         for (int k = 0; k < 3; k++)
             if (tv[k] >= n)
-                return fail(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) refers to vertex %u, but the mesh has %zu vertices",
+                return avi_error_set(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) refers to vertex %u, but the mesh has %zu vertices",
                             at, t, tv[0], tv[1], tv[2], tv[k], n);
         if (tv[0] == tv[1] || tv[1] == tv[2] || tv[0] == tv[2])
-            return fail(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) repeats a vertex", at, t, tv[0],
+            return avi_error_set(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) repeats a vertex", at, t, tv[0],
                         tv[1], tv[2]);
         double e0[3], e1[3], e2[3], c[3];
         v3_sub(e0, m->x[tv[1]], m->x[tv[0]]);
@@ -184,7 +173,7 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
         double l2 = fmax(v3_dot(e0, e0), fmax(v3_dot(e1, e1), v3_dot(e2, e2)));
         /* Twice the area against the longest edge squared: scale-free. */
         if (!(v3_norm(c) > 1e-12 * l2))
-            return fail(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) has zero area", at, t, tv[0], tv[1],
+            return avi_error_set(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) has zero area", at, t, tv[0], tv[1],
                         tv[2]);
     }
 
@@ -193,12 +182,12 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
         where(at, sizeof at, what, tet_lines, t);
         for (int k = 0; k < 4; k++)
             if (tv[k] >= n)
-                return fail(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) refers to vertex %u, but the mesh has %zu vertices",
+                return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) refers to vertex %u, but the mesh has %zu vertices",
                             at, t, tv[0], tv[1], tv[2], tv[3], tv[k], n);
         for (int a = 0; a < 4; a++)
             for (int b = a + 1; b < 4; b++)
                 if (tv[a] == tv[b])
-                    return fail(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) repeats vertex %u", at,
+                    return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) repeats vertex %u", at,
                                 t, tv[0], tv[1], tv[2], tv[3], tv[a]);
         double d[9], lmax2 = 0.0;
         for (int i = 0; i < 3; i++)
@@ -211,10 +200,10 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
             }
         double vol6 = m3_det(d);
         if (vol6 < 0.0)
-            return fail(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) has negative volume %.6g (inverted: swap two vertices)",
+            return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) has negative volume %.6g (inverted: swap two vertices)",
                         at, t, tv[0], tv[1], tv[2], tv[3], vol6 / 6.0);
         if (!(vol6 > 1e-12 * lmax2 * sqrt(lmax2)))
-            return fail(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) has zero volume", at, t, tv[0],
+            return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu (vertices %u, %u, %u, %u) has zero volume", at, t, tv[0],
                         tv[1], tv[2], tv[3]);
     }
 
@@ -229,7 +218,7 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
                 uint32_t a = (uint32_t)(e[i].key >> 32), b = (uint32_t)e[i].key;
                 size_t t0 = e[i].elem, t1 = e[i + 1].elem;
                 free(e);
-                return fail(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) makes edge (%u, %u) non-manifold: it is also in triangles %zu and %zu",
+                return avi_error_set(err, AVI_ERR_INPUT, "%striangle %zu (vertices %u, %u, %u) makes edge (%u, %u) non-manifold: it is also in triangles %zu and %zu",
                             at, t, m->triangles[t][0], m->triangles[t][1], m->triangles[t][2], a, b, t0, t1);
             }
         free(e);
@@ -244,7 +233,7 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
                 where(at, sizeof at, what, tet_lines, t);
                 uint32_t a = f[i].v[0], b = f[i].v[1], c = f[i].v[2];
                 free(f);
-                return fail(err, AVI_ERR_INPUT, "%stetrahedron %zu shares face (%u, %u, %u) with two other tetrahedra", at,
+                return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu shares face (%u, %u, %u) with two other tetrahedra", at,
                             t, a, b, c);
             }
         free(f);
@@ -272,7 +261,7 @@ static int mark_boundary_faces(const avi_mesh *m, unsigned char *single, avi_err
         if (j - i > 2) {
             uint32_t a = f[i].v[0], b = f[i].v[1], c = f[i].v[2];
             free(f);
-            return fail(err, AVI_ERR_INPUT, "boundary: face (%u, %u, %u) is shared by more than two tetrahedra", a, b, c);
+            return avi_error_set(err, AVI_ERR_INPUT, "boundary: face (%u, %u, %u) is shared by more than two tetrahedra", a, b, c);
         }
         if (j - i == 1) single[f[i].slot] = 1;
         i = j;
@@ -339,7 +328,7 @@ static double uniform_pm1(uint64_t *state)
 int avi_mesh_jitter_interior(avi_mesh *m, double amplitude, uint64_t seed, avi_error *err)
 {
     if (!isfinite(amplitude) || amplitude < 0.0)
-        return fail(err, AVI_ERR_INPUT, "jitter: amplitude must be finite and >= 0 (got %g)", amplitude);
+        return avi_error_set(err, AVI_ERR_INPUT, "jitter: amplitude must be finite and >= 0 (got %g)", amplitude);
     int rc = check_indices(m, 1, "jitter", err);
     if (rc) return rc;
     size_t n = m->vertex_count;
@@ -530,12 +519,12 @@ int avi_mesh_reorder(avi_mesh *m, uint32_t *old_to_new, avi_error *err)
 int avi_mesh_read(const char *path, avi_mesh *out, avi_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!path || !*path) return fail(err, AVI_ERR_INPUT, "mesh file: empty path");
+    if (!path || !*path) return avi_error_set(err, AVI_ERR_INPUT, "mesh file: empty path");
     const char *dot = strrchr(path, '.');
     const char *slash = strrchr(path, '/');
     if (dot && (!slash || dot > slash)) {
         if (strcasecmp(dot, ".msh") == 0) return avi_mesh_read_msh(path, out, err);
         if (strcasecmp(dot, ".obj") == 0) return avi_mesh_read_obj(path, out, err);
     }
-    return fail(err, AVI_ERR_INPUT, "%s: unknown mesh file type (expected a .msh or .obj extension)", path);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: unknown mesh file type (expected a .msh or .obj extension)", path);
 }

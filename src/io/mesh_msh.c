@@ -113,7 +113,7 @@ static void msh_free(msh *r)
     free(r->tet_line);
 }
 
-static int oom(msh *r) { return avi_text_fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
+static int oom(msh *r) { return avi_error_set(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
 
 /* Next non-blank line, or NULL at the end of the file. */
 static int nonblank(msh *r, char **line)

@@ -119,7 +119,7 @@ typedef struct {
     size_t nt, cap_t, cap_tl;
 } obj;
 
-static int oom(obj *r) { return avi_text_fail(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
+static int oom(obj *r) { return avi_error_set(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
 
 static int read_vertex(obj *r, char *rest)
 {

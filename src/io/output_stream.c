@@ -13,7 +13,6 @@ typedef struct {
 } stream_item;
 
 struct avi_output_stream {
-    const avi_model *model;
     avi_output_fn fn;
     void *user;
     int threaded;
@@ -53,7 +52,6 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
 {
     avi_output_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->model = model;
     s->fn = fn;
     s->user = user;
     s->threaded = threaded;

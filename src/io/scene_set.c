@@ -73,10 +73,10 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
 {
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
-        return avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: expected KEY=VALUE", source, assignment);
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: expected KEY=VALUE", source, assignment);
     size_t klen = (size_t)(eq - assignment);
     char *key = malloc(klen + 1);
-    if (!key) return avi_scene_fail(err, AVI_ERR_RUN, "out of memory");
+    if (!key) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     memcpy(key, assignment, klen);
     key[klen] = '\0';
     const char *text = eq + 1;
@@ -93,12 +93,12 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
             if (*m == ':') m++;
             while (*m == ' ') m++;
         }
-        rc = avi_scene_fail(err, (avi_status)rc, "%s: --set %s: bad value: %s", source, key, m);
+        rc = avi_error_set(err, (avi_status)rc, "%s: --set %s: bad value: %s", source, key, m);
         free(key);
         return rc;
     }
     if (!value) {
-        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: missing value", source, key);
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: missing value", source, key);
         free(key);
         return rc;
     }
@@ -128,7 +128,7 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
                 if (!k || !k->str || (!last && !v) || yn_append(node, k, last ? value : v)) {
                     yn_free(k);
                     yn_free(v);
-                    rc = avi_scene_fail(err, AVI_ERR_RUN, "out of memory");
+                    rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
                     break;
                 }
                 if (last) {
@@ -165,7 +165,7 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
         /* The walk stopped early: restore the dots for the message. */
         for (size_t i = 0; i < klen; i++)
             if (key[i] == '\0') key[i] = '.';
-        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s: --set %s: no such key", source, key);
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: no such key", source, key);
     }
     yn_free(value);
     free(key);

@@ -5,6 +5,7 @@
 #define AVI_SCENE_TREE_H
 
 #include "avi/scene.h"
+#include "core/error.h"
 
 typedef enum { YN_SCALAR, YN_SEQ, YN_MAP } yn_kind;
 
@@ -36,7 +37,5 @@ const char *avi_scene_schema_keys(const char *context);
 /* Applies one "dotted.key=VALUE" override to the tree. */
 int avi_scene_apply_set(ynode *root, const char *assignment, const char *source, avi_error *err);
 
-int avi_scene_fail(avi_error *err, avi_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

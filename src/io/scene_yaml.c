@@ -13,18 +13,6 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-int avi_scene_fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
 static char *dup_n(const char *s, size_t n)
 {
     char *p = malloc(n + 1);
@@ -132,23 +120,23 @@ static int tab_indented(const char *text, size_t len, size_t line0)
 static int syntax_error(const yaml_parser_t *p, const char *text, size_t len, const char *source,
                         avi_error *err)
 {
-    if (p->error == YAML_MEMORY_ERROR) return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+    if (p->error == YAML_MEMORY_ERROR) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
     const char *problem = p->problem ? p->problem : "malformed YAML";
     if (p->error == YAML_READER_ERROR) {
         int line = line_of_offset(text, len, p->problem_offset);
         if (p->problem_value != -1)
-            return avi_scene_fail(err, AVI_ERR_INPUT,
+            return avi_error_set(err, AVI_ERR_INPUT,
                                   "%s:%d: YAML syntax error: %s (byte #x%02X at offset %zu; scenes are UTF-8 text)",
                                   source, line, problem, (unsigned)p->problem_value & 0xffu, p->problem_offset);
-        return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s (scenes are UTF-8 text)", source, line,
+        return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s (scenes are UTF-8 text)", source, line,
                               problem);
     }
     int line = (int)p->problem_mark.line + 1;
     const char *hint = tab_indented(text, len, p->problem_mark.line) ? " (tabs cannot indent YAML)" : "";
     if (p->context)
-        return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s, %s at line %d%s", source, line,
+        return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s, %s at line %d%s", source, line,
                               problem, p->context, (int)p->context_mark.line + 1, hint);
-    return avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s%s", source, line, problem, hint);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s%s", source, line, problem, hint);
 }
 
 typedef struct {
@@ -170,7 +158,7 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
     size_t nanchor = 0, budget = YN_NODE_BUDGET(len);
 
     *root_out = NULL;
-    if (!yaml_parser_initialize(&p)) return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+    if (!yaml_parser_initialize(&p)) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     while (!done) {
         if (!yaml_parser_parse(&p, &ev)) {
@@ -186,13 +174,13 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (documents++ > 0)
-                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: a scene is one YAML document; found another",
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: a scene is one YAML document; found another",
                                     source, line);
             break;
         case YAML_MAPPING_START_EVENT:
         case YAML_SEQUENCE_START_EVENT:
             if (depth == YN_MAX_DEPTH) {
-                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: nesting deeper than %d levels", source, line,
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: nesting deeper than %d levels", source, line,
                                     YN_MAX_DEPTH);
                 break;
             }
@@ -227,18 +215,18 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
                     break;
                 }
             if (!target) {
-                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: unknown alias *%s", source, line, name);
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: unknown alias *%s", source, line, name);
                 break;
             }
             for (int d = 0; d < depth; d++)
                 if (stack[d] == target) {
-                    rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: alias *%s refers to itself", source, line, name);
+                    rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: alias *%s refers to itself", source, line, name);
                     break;
                 }
             if (rc) break;
             node = yn_copy(target, &budget);
             if (!node && budget == 0)
-                rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: aliases expand to too many nodes", source, line);
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: aliases expand to too many nodes", source, line);
             break;
         }
         case YAML_MAPPING_END_EVENT:
@@ -249,12 +237,12 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
             break;
         }
         if (rc == AVI_OK && tag) {
-            rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: YAML tags (%s) are not supported", source, line,
+            rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML tags (%s) are not supported", source, line,
                                 (const char *)tag);
         }
         if (rc == AVI_OK && (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
                              ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) && !node)
-            rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+            rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
         if (rc == AVI_OK && node) {
             /* Attach to the parent, or become the root; from then on the tree owns it. */
             int owned = 0;
@@ -265,10 +253,10 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
                 ynode *parent = stack[depth - 1];
                 if (parent->kind == YN_SEQ) {
                     owned = yn_append(parent, NULL, node) == 0;
-                    if (!owned) rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                    if (!owned) rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
                 } else if (!pending[depth - 1]) {
                     if (node->kind != YN_SCALAR) {
-                        rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:%d: mapping keys must be plain scalars", source,
+                        rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: mapping keys must be plain scalars", source,
                                             line);
                     } else {
                         pending[depth - 1] = node; /* freed below if the parse fails */
@@ -278,7 +266,7 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
                     pending[depth - 1] = NULL;
                     owned = 1;
                 } else {
-                    rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
                 }
             }
             if (!owned) {
@@ -291,7 +279,7 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
                 if (a && (anchors[nanchor].name = strdup((const char *)anchor))) {
                     anchors[nanchor++].node = node;
                 } else {
-                    rc = avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
                 }
             }
             if (rc == AVI_OK && node->kind != YN_SCALAR && ev.type != YAML_ALIAS_EVENT) {
@@ -413,8 +401,8 @@ static int vfail(vctx *c, const ynode *node, const char *path, const char *fmt, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (node && node->line > 0)
-        return avi_scene_fail(c->err, AVI_ERR_INPUT, "%s:%d: %s: %s", c->source, node->line, path, msg);
-    return avi_scene_fail(c->err, AVI_ERR_INPUT, "%s: %s (--set): %s", c->source, path, msg);
+        return avi_error_set(c->err, AVI_ERR_INPUT, "%s:%d: %s: %s", c->source, node->line, path, msg);
+    return avi_error_set(c->err, AVI_ERR_INPUT, "%s: %s (--set): %s", c->source, path, msg);
 }
 
 /* What a node is, for "expected X, got Y". */
@@ -605,7 +593,7 @@ static int node_string(vctx *c, const ynode *v, const char *path, char **out)
     if (v->kind != YN_SCALAR || !strcmp(describe(v, buf, sizeof buf), "nothing (null)"))
         return expected(c, v, path, "a string");
     char *s = strdup(v->str);
-    if (!s) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!s) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     free(*out);
     *out = s;
     return 0;
@@ -796,13 +784,13 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
     if (mapping(c, root, "", "materials", 0, &m)) return AVI_ERR_INPUT;
     if (!m || m->n == 0) return 0;
     s->materials = calloc(m->n, sizeof *s->materials);
-    if (!s->materials) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!s->materials) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     for (size_t i = 0; i < m->n; i++) {
         avi_scene_material *mat = &s->materials[i];
         const ynode *v = m->items[i];
         char base[PATH_MAX_LEN];
         join(base, "materials", m->keys[i]->str);
-        if (!(mat->name = strdup(m->keys[i]->str))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        if (!(mat->name = strdup(m->keys[i]->str))) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
         s->material_count = i + 1;
         if (!m->keys[i]->str[0]) return vfail(c, m->keys[i], base, "material names must not be empty");
         if (v->kind != YN_MAP) return expected(c, v, base, "a mapping");
@@ -950,7 +938,7 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
             joined = malloc(n);
             if (!joined) {
                 free(f);
-                return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+                return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
             }
             snprintf(joined, n, "%s/%s", s->dir, f);
             free(f);
@@ -1023,7 +1011,7 @@ static int load_links(vctx *c, const ynode *body, const char *base, avi_scene_bo
     if (ls->kind != YN_SEQ) return expected(c, ls, pbase, "a sequence of links");
     if (ls->n == 0) return 0;
     b->links = calloc(ls->n, sizeof *b->links);
-    if (!b->links) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!b->links) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     b->link_count = ls->n;
     for (size_t i = 0; i < ls->n; i++) {
         const ynode *p = ls->items[i];
@@ -1061,7 +1049,7 @@ static int load_particles(vctx *c, const ynode *body, const char *base, avi_scen
     if (ps->kind != YN_SEQ || ps->n == 0) return expected(c, ps, pbase, "a non-empty sequence of particles");
     if (ps->n > UINT32_MAX) return vfail(c, ps, pbase, "too many particles");
     b->particles = calloc(ps->n, sizeof *b->particles);
-    if (!b->particles) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!b->particles) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     b->particle_count = ps->n;
     for (size_t i = 0; i < ps->n; i++) {
         const ynode *p = ps->items[i];
@@ -1081,7 +1069,7 @@ static int load_particles(vctx *c, const ynode *body, const char *base, avi_scen
     if (ss->kind != YN_SEQ) return expected(c, ss, pbase, "a sequence of springs");
     if (ss->n == 0) return 0;
     b->springs = calloc(ss->n, sizeof *b->springs);
-    if (!b->springs) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!b->springs) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     b->spring_count = ss->n;
     for (size_t i = 0; i < ss->n; i++) {
         const ynode *p = ss->items[i];
@@ -1158,7 +1146,7 @@ static int load_pinned(vctx *c, const ynode *body, const char *base, avi_scene_b
     join(path, pbase, "indices");
     if (idx->kind != YN_SEQ || idx->n == 0) return expected(c, idx, path, "a non-empty sequence of vertex indices");
     b->pin_indices = calloc(idx->n, sizeof *b->pin_indices);
-    if (!b->pin_indices) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!b->pin_indices) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     b->pin = AVI_PIN_INDICES;
     b->pin_count = idx->n;
     /* The vertex count is known now for particles and generators; files are
@@ -1197,7 +1185,7 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
     } else {
         char def[32];
         snprintf(def, sizeof def, "body%zu", i);
-        if (!(b->name = strdup(def))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        if (!(b->name = strdup(def))) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     }
     for (size_t j = 0; j < i; j++)
         if (strcmp(s->bodies[j].name, b->name) == 0) {
@@ -1354,7 +1342,7 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     }
     if (!o->file) {
         size_t n = strlen(s->name) + 4;
-        if (!(o->file = malloc(n))) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        if (!(o->file = malloc(n))) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
         snprintf(o->file, n, "%s.h5", s->name);
     }
     return 0;
@@ -1368,10 +1356,10 @@ static int validate(vctx *c, const ynode *root, avi_scene *s)
         return vfail(c, map_get(root, "name"), "name", "'%.60s' is not a scene name (letters, digits, '.', '_', '-')",
                      s->name);
     if (!s->name && !(s->name = default_name(c->source)))
-        return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     if (string(c, root, "", "description", 0, &s->description)) return AVI_ERR_INPUT;
     if (!s->description && !(s->description = strdup("")))
-        return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+        return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
 
     const ynode *t;
     if (mapping(c, root, "", "time", 1, &t)) return AVI_ERR_INPUT;
@@ -1384,7 +1372,7 @@ static int validate(vctx *c, const ynode *root, avi_scene *s)
     if (!bodies) return missing(c, root, "bodies");
     if (bodies->kind != YN_SEQ || bodies->n == 0) return expected(c, bodies, "bodies", "a non-empty sequence of bodies");
     s->bodies = calloc(bodies->n, sizeof *s->bodies);
-    if (!s->bodies) return avi_scene_fail(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
+    if (!s->bodies) return avi_error_set(c->err, AVI_ERR_RUN, "%s: out of memory", c->source);
     for (size_t i = 0; i < bodies->n; i++) {
         s->body_count = i + 1;
         if (load_body(c, bodies->items[i], i, s)) return c->err ? c->err->status : AVI_ERR_INPUT;
@@ -1459,12 +1447,12 @@ int avi_scene_load_string(const char *text, size_t len, const char *source, cons
     if (dir) s->dir = strdup(dir);
     if (!s->source || !s->text || (dir && !s->dir)) {
         avi_scene_free(s);
-        return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", source);
+        return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
     }
     vctx c = {s->source, err};
     ynode *root = NULL;
     int rc = yn_parse(text, len, source, &root, err);
-    if (rc == AVI_OK && !root) rc = avi_scene_fail(err, AVI_ERR_INPUT, "%s:1: the scene is empty", source);
+    if (rc == AVI_OK && !root) rc = avi_error_set(err, AVI_ERR_INPUT, "%s:1: the scene is empty", source);
     if (rc == AVI_OK && root->kind != YN_MAP) {
         char buf[80];
         rc = vfail(&c, root, "(top level)", "expected a mapping of scene keys, got %s", describe(root, buf, sizeof buf));
@@ -1474,7 +1462,7 @@ int avi_scene_load_string(const char *text, size_t len, const char *source, cons
     if (rc == AVI_OK && validate(&c, root, s) != 0) rc = err && err->status != AVI_OK ? (int)err->status : AVI_ERR_INPUT;
     yn_free(root);
     if (rc != AVI_OK) {
-        if (err && err->status == AVI_OK) avi_scene_fail(err, (avi_status)rc, "%s: invalid scene", source);
+        if (err && err->status == AVI_OK) avi_error_set(err, (avi_status)rc, "%s: invalid scene", source);
         avi_scene_free(s);
     }
     return rc;
@@ -1487,7 +1475,7 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
 {
     memset(s, 0, sizeof *s);
     FILE *f = fopen(path, "rb");
-    if (!f) return avi_scene_fail(err, AVI_ERR_INPUT, "%s: cannot open scene: %s", path, strerror(errno));
+    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open scene: %s", path, strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -1497,7 +1485,7 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
             if (!nb) {
                 free(buf);
                 fclose(f);
-                return avi_scene_fail(err, AVI_ERR_INPUT, "%s: scene file too large (or out of memory)", path);
+                return avi_error_set(err, AVI_ERR_INPUT, "%s: scene file too large (or out of memory)", path);
             }
             buf = nb;
         }
@@ -1509,13 +1497,13 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
     fclose(f);
     if (bad) {
         free(buf);
-        return avi_scene_fail(err, AVI_ERR_INPUT, "%s: cannot read scene", path);
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read scene", path);
     }
     const char *slash = strrchr(path, '/');
     char *dir = slash ? dup_n(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir) {
         free(buf);
-        return avi_scene_fail(err, AVI_ERR_RUN, "%s: out of memory", path);
+        return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path);
     }
     int rc = avi_scene_load_string(buf, len, path, dir, overrides, n_overrides, s, err);
     free(dir);
@@ -1528,7 +1516,7 @@ int avi_scene_load_builtin(const char *name, const char *const *overrides, size_
 {
     memset(s, 0, sizeof *s);
     int i = avi_scene_builtin_find(name);
-    if (i < 0) return avi_scene_fail(err, AVI_ERR_INPUT, "no built-in scene '%s' (see `avi scenes`)", name);
+    if (i < 0) return avi_error_set(err, AVI_ERR_INPUT, "no built-in scene '%s' (see `avi scenes`)", name);
     const char *text = avi_scene_builtin_text((size_t)i);
     char source[128];
     snprintf(source, sizeof source, "builtin:%s", name);
@@ -1546,7 +1534,7 @@ int avi_scene_load(const char *arg, const char *const *overrides, size_t n_overr
         struct stat st;
         if (stat(arg, &st) != 0) {
             memset(s, 0, sizeof *s);
-            return avi_scene_fail(err, AVI_ERR_INPUT, "%s: no such built-in scene or file (see `avi scenes`)", arg);
+            return avi_error_set(err, AVI_ERR_INPUT, "%s: no such built-in scene or file (see `avi scenes`)", arg);
         }
     }
     return avi_scene_load_file(arg, overrides, n_overrides, s, err);

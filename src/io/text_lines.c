@@ -8,31 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int avi_text_fail(avi_error *err, avi_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
-    return status;
-}
-
 /* "path:line: message" */
 int avi_text_fail_at(avi_text *t, size_t line, const char *fmt, ...)
 {
-    if (t->err) {
-        char msg[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        snprintf(t->err->message, sizeof t->err->message, "%s:%zu: %s", t->path, line, msg);
-        t->err->status = AVI_ERR_INPUT;
-    }
-    return AVI_ERR_INPUT;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return avi_error_set(t->err, AVI_ERR_INPUT, "%s:%zu: %s", t->path, line, msg);
 }
 
 int avi_text_load(avi_text *t, const char *path, avi_error *err)
@@ -41,7 +25,7 @@ int avi_text_load(avi_text *t, const char *path, avi_error *err)
     t->path = path;
     t->err = err;
     FILE *f = fopen(path, "rb");
-    if (!f) return avi_text_fail(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -62,10 +46,10 @@ int avi_text_load(avi_text *t, const char *path, avi_error *err)
     int bad = ferror(f);
     int saved = errno;
     fclose(f);
-    if (!buf) return avi_text_fail(err, AVI_ERR_RUN, "%s: out of memory reading the file", path);
+    if (!buf) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory reading the file", path);
     if (bad) {
         free(buf);
-        return avi_text_fail(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
     }
     buf[n] = '\0';
     char *nul = memchr(buf, '\0', n);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "avi/types.h"
+#include "core/error.h"
 
 typedef struct {
     const char *path;
@@ -18,8 +19,6 @@ typedef struct {
     size_t line;   /* number of the line last returned */
 } avi_text;
 
-/* Fills err (when not NULL) and returns status. */
-int avi_text_fail(avi_error *err, avi_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "path:line: message", status AVI_ERR_INPUT. */
 int avi_text_fail_at(avi_text *t, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Reads the whole file; 0 or an error status. */

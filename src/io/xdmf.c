@@ -1,6 +1,7 @@
 /* XDMF 3 sidecar: lets ParaView open an output file as a time series of
  * meshes whose geometry is read straight from the HDF5 frames. */
 #include "avi/output.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int xfail(avi_error *err, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = AVI_ERR_RUN;
-    }
-    return -1;
-}
 
 int avi_xdmf_default_path(const char *h5_path, char *out, size_t size)
 {
@@ -105,14 +94,14 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
                    const double *frame_times, size_t frame_count, avi_error *err)
 {
     if (!xmf_path || !h5_path || body_count < 0 || (body_count && !bodies) || (frame_count && !frame_times))
-        return xfail(err, "XDMF: invalid arguments");
+        return avi_error_set(err, AVI_ERR_RUN, "XDMF: invalid arguments");
     char abs[PATH_MAX];
-    if (!realpath(h5_path, abs)) return xfail(err, "%s: cannot resolve the path for %s (%s)", h5_path, xmf_path, strerror(errno));
+    if (!realpath(h5_path, abs)) return avi_error_set(err, AVI_ERR_RUN, "%s: cannot resolve the path for %s (%s)", h5_path, xmf_path, strerror(errno));
 
     /* Same directory as the target, so that rename() replaces it atomically. */
     size_t len = strlen(xmf_path);
     char *tmp = malloc(len + 32);
-    if (!tmp) return xfail(err, "%s: out of memory", xmf_path);
+    if (!tmp) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", xmf_path);
     /* One fixed name: a run killed while writing leaves at most this file,
      * which the next write of the same sidecar replaces. */
     snprintf(tmp, len + 32, "%s.tmp", xmf_path);
@@ -120,7 +109,7 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
     if (fd < 0) {
         int e = errno;
         free(tmp);
-        return xfail(err, "%s: cannot create the temporary file (%s)", xmf_path, strerror(e));
+        return avi_error_set(err, AVI_ERR_RUN, "%s: cannot create the temporary file (%s)", xmf_path, strerror(e));
     }
     FILE *f = fdopen(fd, "w");
     if (!f) {
@@ -128,7 +117,7 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
         close(fd);
         unlink(tmp);
         free(tmp);
-        return xfail(err, "%s: cannot open the temporary file (%s)", xmf_path, strerror(e));
+        return avi_error_set(err, AVI_ERR_RUN, "%s: cannot open the temporary file (%s)", xmf_path, strerror(e));
     }
 
     fputs("<?xml version=\"1.0\" ?>\n", f);
@@ -163,7 +152,7 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
     if (bad) {
         unlink(tmp);
         free(tmp);
-        return xfail(err, "%s: writing the XDMF file failed (%s)", xmf_path, strerror(e));
+        return avi_error_set(err, AVI_ERR_RUN, "%s: writing the XDMF file failed (%s)", xmf_path, strerror(e));
     }
     free(tmp);
 

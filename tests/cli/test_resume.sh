@@ -35,7 +35,8 @@ f.visititems(lambda n, o: o[()] if isinstance(o, h5py.Dataset) else None)" "$1" 
 
 kills=0; resumed=0; early=0; torn=0
 RANDOM=7   # deterministic kill points
-for i in $(seq 1 10); do
+# AVI_TEST_KILLS: how many (default 10; more for a longer campaign).
+for i in $(seq 1 "${AVI_TEST_KILLS:-10}"); do
   f="$work/k$i.h5"
   "$AVI" run bar "${S[@]}" -o "$f" --quiet & pid=$!
   sleep "$(awk -v ms="$ms" -v r=$((RANDOM % 90 + 5)) 'BEGIN{printf "%.3f", ms * r / 100000}')"

@@ -9,63 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const avi_solid_material rubber = {1.0e6, 0.3, 1000.0};
-static const avi_shell_material steel = {2.0e11, 0.3, 7850.0, 0.0035};
-
-/* Exponential grading of x in [0, L]: the last cell is about `ratio` times
- * the first, so stable time steps spread by about as much. */
-static void grade_x(avi_mesh *mesh, double L, double ratio, int cells)
-{
-    double a = log(ratio) * cells / (cells - 1.0);
-    for (size_t i = 0; i < mesh->vertex_count; i++) {
-        double u = mesh->x[i][0] / L;
-        mesh->x[i][0] = L * (exp(a * u) - 1.0) / (exp(a) - 1.0);
-    }
-}
-
-/* Initial state: pre-stretch 1.05 about the centroid, a rigid spin about
- * an oblique axis, a drift, and a deterministic ripple, so that both momenta
- * are non-zero and the body vibrates. */
-static void set_initial_state(avi_model *m, const avi_mesh *mesh, double speed)
-{
-    double c[3] = {0, 0, 0};
-    for (size_t i = 0; i < mesh->vertex_count; i++)
-        for (int k = 0; k < 3; k++) c[k] += mesh->x[i][k] / (double)mesh->vertex_count;
-    const double w[3] = {0.3 * speed, -0.5 * speed, 0.8 * speed};
-    for (size_t i = 0; i < mesh->vertex_count; i++) {
-        double r[3], x[3], v[3];
-        for (int k = 0; k < 3; k++) r[k] = mesh->x[i][k] - c[k];
-        for (int k = 0; k < 3; k++) x[k] = c[k] + 1.05 * r[k];
-        v[0] = w[1] * r[2] - w[2] * r[1] + 0.2 * speed + 0.05 * speed * sin(7.0 * i);
-        v[1] = w[2] * r[0] - w[0] * r[2] - 0.1 * speed + 0.05 * speed * cos(5.0 * i);
-        v[2] = w[0] * r[1] - w[1] * r[0] + 0.05 * speed * sin(3.0 * i + 1.0);
-        ck_assert_int_eq(avi_model_set_state(m, (uint32_t)i, x, v), 0);
-    }
-}
-
-/* The default time-step rule, with `levels` steps per octave (0: exact). */
-static void finalize_with_levels(avi_model *m, int levels)
-{
-    avi_time_step rule = avi_default_time_step();
-    rule.levels_per_octave = levels;
-    ck_assert_int_eq(avi_model_finalize(m, &rule), 0);
-}
+#include "graded_models.h"
 
 static avi_model *graded_tet_bar_levels(int levels)
 {
-    avi_mesh mesh = {0};
-    ck_assert_int_eq(avi_mesh_tet_box(1.0, 0.2, 0.2, 12, 3, 3, &mesh, NULL), 0);
-    grade_x(&mesh, 1.0, 100.0, 12);
-    avi_model *m = avi_model_create();
-    int b = avi_model_add_body(m, "bar");
-    for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    for (size_t t = 0; t < mesh.tet_count; t++) {
-        const uint32_t *v = mesh.tets[t];
-        ck_assert_int_eq(avi_model_add_tet(m, v[0], v[1], v[2], v[3], &rubber), 0);
-    }
-    set_initial_state(m, &mesh, 1.0);
-    avi_mesh_free(&mesh);
-    finalize_with_levels(m, levels);
+    avi_model *m = graded_tet_bar_with((graded_setup){levels, 0.0, 0.0});
+    ck_assert_ptr_nonnull(m);
     return m;
 }
 
@@ -73,19 +22,8 @@ static avi_model *graded_tet_bar(void) { return graded_tet_bar_levels(0); }
 
 static avi_model *graded_shell_levels(int levels)
 {
-    avi_mesh mesh = {0};
-    ck_assert_int_eq(avi_mesh_rect_grid(0.5, 0.2, 16, 3, &mesh, NULL), 0);
-    grade_x(&mesh, 0.5, 30.0, 16);
-    /* A gentle curvature so bending is active from the start. */
-    for (size_t i = 0; i < mesh.vertex_count; i++) mesh.x[i][2] = 0.05 * sin(3.0 * mesh.x[i][0]) * mesh.x[i][1];
-    avi_model *m = avi_model_create();
-    int b = avi_model_add_body(m, "sheet");
-    for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    ck_assert_int_eq(avi_model_add_triangle_mesh(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count,
-                                                 &steel, 1), 0);
-    set_initial_state(m, &mesh, 10.0);
-    avi_mesh_free(&mesh);
-    finalize_with_levels(m, levels);
+    avi_model *m = graded_shell_with((graded_setup){levels, 0.0, 0.0});
+    ck_assert_ptr_nonnull(m);
     return m;
 }
 
