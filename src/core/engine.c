@@ -2,6 +2,7 @@
  * potential, drift its stencil to the event time, kick, reschedule. */
 #include "core/engine_internal.h"
 #include "contact/contact_manager.h"
+#include "core/error.h"
 #include "sync/damping.h"
 
 #include <math.h>
@@ -22,56 +23,163 @@ static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
     return status;
 }
 
+/* Queue sizes from the clocks' steps: one clock per group cursor, one per
+ * single potential; contact clocks come and go and are not counted. */
+static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8_t *grouped)
+{
+    const avi_model *m = e->model;
+    const avi_clock_groups *g = &e->groups;
+    memset(stats, 0, sizeof *stats);
+    for (uint32_t k = 0; k < g->ngroup; k++)
+        if (!grouped || grouped[k]) avi_clock_stats_add(stats, g->group[k].dt);
+    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            uint32_t gi = avi_group_of(g, avi_event_id((unsigned)k, (uint32_t)i));
+            if (gi == AVI_GROUP_NONE || (grouped && !grouped[gi]))
+                avi_clock_stats_add(stats, avi_model_time_step(m, (avi_kind)k, i));
+        }
+}
+
 avi_engine *avi_engine_create(avi_model *m, avi_error *err)
 {
     avi_error local;
     if (!err) err = &local;
     memset(err, 0, sizeof *err);
-    if (!m || !m->finalized) {
-        err->status = AVI_ERR_INPUT;
-        snprintf(err->message, sizeof err->message, "engine needs a finalized model");
-        return NULL;
-    }
+    if (!m || !m->finalized) return avi_error_set(err, AVI_ERR_INPUT, "engine needs a finalized model"), NULL;
     size_t counts[AVI_KIND_COUNT] = {m->nspring, m->nmembrane, m->nhinge, m->ntet, m->ngravity, 0};
-    size_t total = 0;
-    for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        if (counts[k] > AVI_ID_MAX_INDEX) {
-            err->status = AVI_ERR_INPUT;
-            snprintf(err->message, sizeof err->message, "too many %s potentials (%zu; at most %u)",
-                     avi_kind_name((avi_kind)k), counts[k], AVI_ID_MAX_INDEX);
-            return NULL;
-        }
-        total += counts[k];
-    }
-    /* The queue sizes its spans from the clocks' steps. */
-    avi_clock_stats stats = {0};
     for (int k = 0; k < AVI_KIND_COUNT; k++)
-        for (size_t i = 0; i < counts[k]; i++) avi_clock_stats_add(&stats, avi_model_time_step(m, (avi_kind)k, i));
+        if (counts[k] > AVI_ID_MAX_INDEX)
+            return avi_error_set(err, AVI_ERR_INPUT, "too many %s potentials (%zu; at most %u)",
+                                 avi_kind_name((avi_kind)k), counts[k], AVI_ID_MAX_INDEX),
+                   NULL;
     avi_engine *e = calloc(1, sizeof *e);
-    if (!e || avi_tl_init(&e->queue, total, total ? &stats : NULL)) {
-        free(e);
-        err->status = AVI_ERR_RUN;
-        snprintf(err->message, sizeof err->message, "out of memory");
-        return NULL;
-    }
+    if (!e) return avi_error_set(err, AVI_ERR_RUN, "out of memory"), NULL;
     e->model = m;
+    avi_clock_stats stats;
+    if (avi_groups_build(&e->groups, m)) goto oom;
+    queue_stats(e, &stats, NULL);
+    if (avi_tl_init(&e->queue, stats.count, stats.count ? &stats : NULL)) goto oom;
     if (m->has_contact && !(e->contact = avi_contact_create(m, err))) {
-        avi_tl_free(&e->queue);
-        free(e);
+        avi_engine_destroy(e);
         return NULL;
     }
-    /* Every clock starts at t0 = 0 with n = 0. */
+    /* Every clock starts at t0 = 0 with n = 0; a group's cursor at its first member. */
+    const avi_clock_groups *g = &e->groups;
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        avi_event ev = {0.0, g->member[g->group[k].first], AVI_GROUP_CURSOR};
+        if (avi_tl_push(&e->queue, ev)) goto oom;
+        e->ncursor++;
+        e->ncursor_members += g->group[k].count;
+    }
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         for (size_t i = 0; i < counts[k]; i++) {
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
-            if (avi_tl_push(&e->queue, ev)) {
-                avi_engine_destroy(e);
-                err->status = AVI_ERR_RUN;
-                snprintf(err->message, sizeof err->message, "out of memory");
-                return NULL;
-            }
+            if (avi_group_of(g, ev.id) == AVI_GROUP_NONE && avi_tl_push(&e->queue, ev)) goto oom;
         }
     return e;
+oom:
+    avi_engine_destroy(e);
+    avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    return NULL;
+}
+
+size_t avi_engine_queue_size(const avi_engine *e)
+{
+    return avi_tl_size(&e->queue) - e->ncursor + e->ncursor_members;
+}
+
+size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out)
+{
+    size_t nq = avi_tl_size(&e->queue);
+    avi_event *raw = malloc((nq + 1) * sizeof *raw);
+    if (!raw) return 0;
+    size_t got = avi_tl_collect(&e->queue, raw), n = 0;
+    for (size_t i = 0; i < got; i++)
+        if (raw[i].n & AVI_GROUP_CURSOR)
+            n += avi_groups_expand(&e->groups, raw[i], out + n);
+        else
+            out[n++] = raw[i];
+    free(raw);
+    return n;
+}
+
+int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err)
+{
+    const avi_model *m = e->model;
+    avi_clock_groups *g = &e->groups;
+    if (!grouped) avi_groups_free(g);
+    else if (!g->group && avi_groups_build(g, m)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    size_t offset[AVI_KIND_CONTACT], o = 0;
+    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+        offset[k] = o;
+        o += avi_model_potential_count(m, (avi_kind)k);
+    }
+    uint8_t *seen = calloc(o + 1, 1);
+    uint8_t *consistent = malloc((size_t)g->ngroup + 1);
+    avi_event *first = malloc(((size_t)g->ngroup + 1) * sizeof *first);
+    uint32_t *members = calloc((size_t)g->ngroup + 1, sizeof *members);
+    int rc = AVI_OK;
+    if (!seen || !consistent || !first || !members) {
+        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        goto done;
+    }
+    memset(consistent, 1, (size_t)g->ngroup + 1);
+    /* Exactly one entry per potential, at a time >= 0, with a step count. */
+    for (size_t i = 0; i < n; i++) {
+        unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
+        uint32_t index = ev[i].id & AVI_ID_INDEX_MASK;
+        if (kind >= AVI_KIND_COUNT || !(ev[i].t >= 0.0) || !isfinite(ev[i].t) || (ev[i].n & AVI_GROUP_CURSOR)) {
+            rc = avi_error_set(err, AVI_ERR_INPUT, "event %zu (id %u, t = %g, n = %u) is not a valid clock", i,
+                               ev[i].id, ev[i].t, ev[i].n);
+            goto done;
+        }
+        if (kind == AVI_KIND_CONTACT) continue; /* the contact manager checks its own */
+        if (index >= avi_model_potential_count(m, (avi_kind)kind) || seen[offset[kind] + index]++) {
+            rc = avi_error_set(err, AVI_ERR_INPUT, "event %zu: %s %u has no potential or a second clock", i,
+                               avi_kind_name((avi_kind)kind), index);
+            goto done;
+        }
+        uint32_t gi = avi_group_of(g, ev[i].id);
+        if (gi == AVI_GROUP_NONE) continue;
+        if (members[gi]++ == 0) first[gi] = ev[i];
+        else if (first[gi].t != ev[i].t || first[gi].n != ev[i].n) consistent[gi] = 0;
+    }
+    for (size_t i = 0; i < o; i++)
+        if (!seen[i]) {
+            rc = avi_error_set(err, AVI_ERR_INPUT, "potential %zu has no clock", i);
+            goto done;
+        }
+    /* A group whose members are not all at one (t, n) (the middle of a
+     * tick) keeps one clock per member. */
+    avi_clock_stats stats;
+    queue_stats(e, &stats, consistent);
+    avi_tl_free(&e->queue);
+    e->ncursor = e->ncursor_members = 0;
+    if (avi_tl_init(&e->queue, n, stats.count ? &stats : NULL)) {
+        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        goto done;
+    }
+    for (uint32_t k = 0; k < g->ngroup && rc == AVI_OK; k++) {
+        g->group[k].pos = 0;
+        if (!consistent[k]) continue;
+        avi_event c = {first[k].t, g->member[g->group[k].first], first[k].n | AVI_GROUP_CURSOR};
+        if (avi_tl_push(&e->queue, c)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        e->ncursor++;
+        e->ncursor_members += g->group[k].count;
+    }
+    for (size_t i = 0; i < n && rc == AVI_OK; i++) {
+        uint32_t gi = avi_group_of(g, ev[i].id);
+        if ((gi == AVI_GROUP_NONE || !consistent[gi]) && avi_tl_push(&e->queue, ev[i]))
+            rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    }
+    if (rc == AVI_OK && stats.count && avi_tl_retune(&e->queue, &stats))
+        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+done:
+    free(seen);
+    free(consistent);
+    free(first);
+    free(members);
+    return rc;
 }
 
 void avi_engine_destroy(avi_engine *e)
@@ -80,6 +188,7 @@ void avi_engine_destroy(avi_engine *e)
     if (e->sync) avi_sync_destroy(e->sync);
     avi_contact_destroy(e->contact);
     avi_tl_free(&e->queue);
+    avi_groups_free(&e->groups);
     free(e->obs);
     free(e);
 }
@@ -140,12 +249,76 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
                        t, avi_kind_name((avi_kind)kind), i, verts);
 }
 
+/* Drift, gradient, kick of one elastic or gravity potential at time t, with
+ * the impulse weight half * dt; returns the impulse's component sum (its
+ * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
+static inline double apply_potential(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t,
+                                     double half, double kd, const uint32_t **v, int *n, double *step)
+{
+    double x[4][3], g[4][3], dt;
+    switch (kind) {
+    case AVI_KIND_TET: {
+        const avi_tet *p = &m->tets[i];
+        *v = p->v; *n = 4; dt = p->dt; *step = dt;
+        avi_drift(V, p->v, 4, t, x);
+        avi_tet_gradient(p, (const double (*)[3])x, g);
+        if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, p->v, x, dt, kd, g);
+        return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
+    }
+    case AVI_KIND_MEMBRANE: {
+        const avi_membrane *p = &m->membranes[i];
+        *v = p->v; *n = 3; dt = p->dt; *step = dt;
+        avi_drift(V, p->v, 3, t, x);
+        avi_membrane_gradient(p, (const double (*)[3])x, g);
+        if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, p->v, x, dt, kd, g);
+        return avi_kick(V, p->v, 3, half * dt, (const double (*)[3])g);
+    }
+    case AVI_KIND_HINGE: {
+        const avi_hinge *p = &m->hinges[i];
+        *v = p->v; *n = 4; dt = p->dt; *step = dt;
+        avi_drift(V, p->v, 4, t, x);
+        avi_hinge_gradient(p, (const double (*)[3])x, g);
+        if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, p->v, x, dt, kd, g);
+        return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
+    }
+    case AVI_KIND_SPRING: {
+        const avi_spring *p = &m->springs[i];
+        *v = p->v; *n = 2; dt = p->dt; *step = dt;
+        avi_drift(V, p->v, 2, t, x);
+        avi_spring_gradient(p, (const double (*)[3])x, g);
+        if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, p->v, x, dt, kd, g);
+        return avi_kick(V, p->v, 2, half * dt, (const double (*)[3])g);
+    }
+    default: {
+        /* Gravity: the impulse does not depend on x, but the vertex must
+         * reach t before its velocity changes. */
+        const avi_gravity *p = &m->gravity[i];
+        *v = &p->v; *n = 1; dt = p->dt; *step = dt;
+        avi_drift(V, &p->v, 1, t, x);
+        avi_gravity_gradient(p, (const double (*)[3])x, g);
+        return avi_kick(V, &p->v, 1, half * dt, (const double (*)[3])g);
+    }
+    }
+}
+
+/* A vertex faster than the contact manager's speed cap voids its
+ * look-ahead: the manager runs before the next event. */
+static inline void check_speed(struct avi_contact_manager *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
+{
+    for (int a = 0; a < n; a++)
+        if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > t) {
+            cm->next_run = t;
+            cm->speed_triggers++;
+        }
+}
+
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
     if (e->sync) return avi_sync_advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_twolevel_queue *q = &e->queue;
+    avi_clock_groups *groups = &e->groups;
     const double kd = e->damping;
     struct avi_contact_manager *cm = e->contact;
     uint64_t counts[AVI_KIND_COUNT] = {0};
@@ -171,60 +344,54 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         t_last = ev.t;
         unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
         uint32_t i = ev.id & AVI_ID_INDEX_MASK;
-        /* First event of a clock: half impulse (staggered velocities). */
-        double half = ev.n == 0 ? 0.5 : 1.0;
-        double dt, sum;
         const uint32_t *v;
         int n;
-        double x[4][3], g[4][3];
-        switch (kind) {
-        case AVI_KIND_TET: {
-            const avi_tet *p = &m->tets[i];
-            v = p->v; n = 4; dt = p->dt;
-            avi_drift(V, v, 4, ev.t, x);
-            avi_tet_gradient(p, (const double (*)[3])x, g);
-            if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, v, x, dt, kd, g);
-            sum = avi_kick(V, v, 4, half * dt, (const double (*)[3])g);
-            break;
+        double dt;
+        if (ev.n & AVI_GROUP_CURSOR) {
+            /* A group tick: members in id order from the cursor, while no
+             * other entry at this time comes first. */
+            avi_clock_group *gr = &groups->group[avi_group_of(groups, ev.id)];
+            const uint32_t *mem = groups->member + gr->first;
+            uint32_t step = ev.n & ~AVI_GROUP_CURSOR;
+            double half = step == 0 ? 0.5 : 1.0;
+            uint32_t pos = gr->pos;
+            for (;;) {
+                uint32_t id = mem[pos];
+                unsigned k = id >> AVI_ID_KIND_SHIFT;
+                double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, ev.t, half, kd, &v, &n, &dt);
+                counts[k]++;
+                if (cm) check_speed(cm, V, v, n, ev.t);
+                if (!isfinite(sum)) {
+                    rc = blow_up(e, k, id & AVI_ID_INDEX_MASK, ev.t, v, n);
+                    goto out;
+                }
+                if (++pos == gr->count) {
+                    if (step + 1 >= AVI_GROUP_CURSOR) {
+                        rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)k),
+                                         id & AVI_ID_INDEX_MASK);
+                        goto out;
+                    }
+                    ev.n = (step + 1) | AVI_GROUP_CURSOR;
+                    ev.t = (double)(step + 1) * gr->dt;
+                    ev.id = mem[0];
+                    pos = 0;
+                    break;
+                }
+                const avi_event *next = avi_tl_peek(q, 1);
+                if ((cm && cm->next_run <= ev.t) || (next && next->t == ev.t && next->id < mem[pos])) {
+                    ev.id = mem[pos]; /* back into the queue, keyed by the next member */
+                    e->group_splits++;
+                    break;
+                }
+            }
+            gr->pos = pos;
+            if (avi_tl_replace_top(q, ev)) {
+                rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
+                goto out;
+            }
+            continue;
         }
-        case AVI_KIND_MEMBRANE: {
-            const avi_membrane *p = &m->membranes[i];
-            v = p->v; n = 3; dt = p->dt;
-            avi_drift(V, v, 3, ev.t, x);
-            avi_membrane_gradient(p, (const double (*)[3])x, g);
-            if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, v, x, dt, kd, g);
-            sum = avi_kick(V, v, 3, half * dt, (const double (*)[3])g);
-            break;
-        }
-        case AVI_KIND_HINGE: {
-            const avi_hinge *p = &m->hinges[i];
-            v = p->v; n = 4; dt = p->dt;
-            avi_drift(V, v, 4, ev.t, x);
-            avi_hinge_gradient(p, (const double (*)[3])x, g);
-            if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, v, x, dt, kd, g);
-            sum = avi_kick(V, v, 4, half * dt, (const double (*)[3])g);
-            break;
-        }
-        case AVI_KIND_SPRING: {
-            const avi_spring *p = &m->springs[i];
-            v = p->v; n = 2; dt = p->dt;
-            avi_drift(V, v, 2, ev.t, x);
-            avi_spring_gradient(p, (const double (*)[3])x, g);
-            if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, v, x, dt, kd, g);
-            sum = avi_kick(V, v, 2, half * dt, (const double (*)[3])g);
-            break;
-        }
-        case AVI_KIND_GRAVITY: {
-            /* The impulse does not depend on x, but the vertex must reach t
-             * before its velocity changes. */
-            const avi_gravity *p = &m->gravity[i];
-            v = &p->v; n = 1; dt = p->dt;
-            avi_drift(V, v, 1, ev.t, x);
-            avi_gravity_gradient(p, (const double (*)[3])x, g);
-            sum = avi_kick(V, v, 1, half * dt, (const double (*)[3])g);
-            break;
-        }
-        case AVI_KIND_CONTACT: {
+        if (kind == AVI_KIND_CONTACT) {
             /* Off the queue first: the event may push new layers, which can
              * take the top. */
             double next;
@@ -236,7 +403,10 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             }
             if (r != 2) counts[kind]++;
             if (r == 0) {
-                ev.n++;
+                if (++ev.n >= AVI_GROUP_CURSOR) {
+                    rc = engine_fail(e, AVI_ERR_RUN, "contact %u: step counter overflow", i);
+                    goto out;
+                }
                 ev.t = next;
                 if (avi_tl_push(q, ev)) {
                     rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
@@ -245,25 +415,19 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             }
             continue;
         }
-        default:
+        if (kind > AVI_KIND_GRAVITY) {
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
         }
+        /* First event of a clock: half impulse (staggered velocities). */
+        double sum = apply_potential(m, V, kind, i, ev.t, ev.n == 0 ? 0.5 : 1.0, kd, &v, &n, &dt);
         counts[kind]++;
-        /* A vertex faster than the contact manager's speed cap voids its
-         * look-ahead: run the manager before the next event. */
-        if (cm)
-            for (int a = 0; a < n; a++)
-                if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > ev.t) {
-                    cm->next_run = ev.t;
-                    cm->speed_triggers++;
-                }
+        if (cm) check_speed(cm, V, v, n, ev.t);
         if (!isfinite(sum)) {
             rc = blow_up(e, kind, i, ev.t, v, n);
             goto out;
         }
-        ev.n++;
-        if (ev.n == 0) {
+        if (++ev.n >= AVI_GROUP_CURSOR) {
             rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)kind), i);
             goto out;
         }

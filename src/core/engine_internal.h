@@ -3,6 +3,7 @@
 #define AVI_ENGINE_INTERNAL_H
 
 #include "avi/engine.h"
+#include "core/clock_groups.h"
 #include "core/twolevel_queue.h"
 #include "core/model_internal.h"
 
@@ -22,6 +23,9 @@ struct avi_engine {
     struct avi_sync *sync;
     struct avi_contact_manager *contact;
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
+    avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
+    size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
+    uint64_t group_splits; /* group ticks cut by another entry at their time, or by contact */
     double time; /* every event with t < time has been processed */
     uint64_t events[AVI_KIND_COUNT];
     double damping; /* k_D of Kharevych et al. 2006 sec. 5.2 (avi_engine_set_damping); 0: none */
@@ -30,6 +34,16 @@ struct avi_engine {
     avi_observer *obs;
     avi_error err;
 };
+
+/* The queue as one entry per potential (group cursors expanded), in no
+ * particular order: avi_engine_queue_size entries. For checkpoints. */
+size_t avi_engine_queue_size(const avi_engine *e);
+size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out);
+/* Rebuilds the queue from one entry per potential (as collected), grouping
+ * clocks of equal steps when `grouped` and every member of a group is at
+ * the same (t, n); entries are checked against the model. Between advances
+ * only. Returns AVI_OK, or an error filled into err. */
+int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err);
 
 /* Drifts the stencil's vertices to t and copies their positions into x. */
 static inline void avi_drift(avi_vertex *V, const uint32_t *idx, int n, double t, double x[][3])

@@ -158,7 +158,7 @@ static int write_contact(hid_t f, const avi_contact_manager *cm)
 static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *info)
 {
     const avi_model *m = e->model;
-    size_t nv = m->nv, nq = avi_tl_size(&e->queue);
+    size_t nv = m->nv, nq = avi_engine_queue_size(e);
     int rc = 0;
     hid_t a_space = H5Screate(H5S_SCALAR);
     hid_t str = H5Tcopy(H5T_C_S1);
@@ -194,11 +194,12 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
                 buf[i * w + c] = field == 0 ? m->vert[i].x[c] : field == 1 ? m->vert[i].v[c] : m->vert[i].tau;
         rc = put1(f, names[field], H5T_NATIVE_DOUBLE, nv, (size_t)w, buf);
     }
-    /* Queue entries in storage order; restoring pushes them back, and the
-     * pop order depends only on (time, id). */
+    /* One entry per clock (group cursors expanded), in storage order;
+     * restoring loads them back, and the pop order depends only on
+     * (time, id). */
     avi_event *ev = malloc((nq + 1) * sizeof *ev);
     if (!ev) rc = -1;
-    if (!rc && avi_tl_collect(&e->queue, ev) != nq) rc = -1;
+    if (!rc && avi_engine_queue_collect(e, ev) != nq) rc = -1;
     if (!rc) {
         for (size_t i = 0; i < nq; i++) {
             buf[i] = ev[i].t;
@@ -417,20 +418,21 @@ int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
     }
     if (!rc) rc = get(f, "queue_time", H5T_NATIVE_DOUBLE, (size_t)nq, buf) ||
                   get(f, "queue_id_step", H5T_NATIVE_UINT32, 2 * (size_t)nq, ub);
+    avi_event *qev = NULL;
     if (!rc) {
-        /* Sized for the restored clocks, which may start far from t = 0. */
-        avi_clock_stats stats = {0};
-        const avi_model *mm = e->model;
-        for (int k = 0; k < AVI_KIND_COUNT; k++)
-            for (size_t i = 0; i < avi_model_potential_count(mm, (avi_kind)k); i++)
-                avi_clock_stats_add(&stats, avi_model_time_step(mm, (avi_kind)k, i));
-        avi_tl_free(&e->queue);
-        rc = avi_tl_init(&e->queue, (size_t)nq, nq ? &stats : NULL);
-        for (long i = 0; i < nq && !rc; i++) {
-            avi_event ev = {buf[i], ub[2 * i], ub[2 * i + 1]};
-            rc = avi_tl_push(&e->queue, ev);
+        qev = malloc(((size_t)nq + 1) * sizeof *qev);
+        rc = !qev;
+        for (long i = 0; i < nq && !rc; i++) qev[i] = (avi_event){buf[i], ub[2 * i], ub[2 * i + 1]};
+        avi_error qerr = {0};
+        if (!rc && avi_engine_queue_load(e, qev, (size_t)nq, 1, &qerr) != AVI_OK) {
+            free(qev);
+            free(buf);
+            free(ub);
+            H5Fclose(f);
+            return avi_error_set(err, qerr.status == AVI_ERR_INPUT ? AVI_ERR_RUN : qerr.status, "%s: %s", path,
+                                 qerr.message);
         }
-        if (!rc && nq) rc = avi_tl_retune(&e->queue, &stats);
+        free(qev);
     }
     if (!rc) {
         long no = count(f, "observer_next");

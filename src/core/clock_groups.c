@@ -1,0 +1,107 @@
+#include "core/clock_groups.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t dt_bits;
+    uint32_t id;
+} step_key;
+
+static int step_key_cmp(const void *pa, const void *pb)
+{
+    const step_key *a = pa, *b = pb;
+    if (a->dt_bits != b->dt_bits) return a->dt_bits < b->dt_bits ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+void avi_groups_free(avi_clock_groups *g)
+{
+    free(g->group);
+    free(g->member);
+    free(g->group_of);
+    memset(g, 0, sizeof *g);
+}
+
+int avi_groups_build(avi_clock_groups *g, const avi_model *m)
+{
+    memset(g, 0, sizeof *g);
+    size_t n = 0;
+    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+        g->offset[k] = n;
+        n += avi_model_potential_count(m, (avi_kind)k);
+    }
+    g->npotential = n;
+    if (n < AVI_GROUP_MIN_SIZE) return 0;
+    step_key *key = malloc(n * sizeof *key);
+    if (!key) return -1;
+    size_t j = 0;
+    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            double dt = avi_model_time_step(m, (avi_kind)k, i);
+            memcpy(&key[j].dt_bits, &dt, sizeof dt);
+            key[j++].id = avi_event_id((unsigned)k, (uint32_t)i);
+        }
+    qsort(key, n, sizeof *key, step_key_cmp);
+    /* Count runs of equal steps long enough to group. */
+    size_t ngroup = 0, nmember = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && key[b].dt_bits == key[a].dt_bits; b++) {}
+        if (b - a >= AVI_GROUP_MIN_SIZE) {
+            ngroup++;
+            nmember += b - a;
+        }
+    }
+    if (ngroup == 0) {
+        free(key);
+        return 0;
+    }
+    g->group = malloc(ngroup * sizeof *g->group);
+    g->member = malloc(nmember * sizeof *g->member);
+    g->group_of = malloc(n * sizeof *g->group_of);
+    if (!g->group || !g->member || !g->group_of) {
+        free(key);
+        avi_groups_free(g);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) g->group_of[i] = AVI_GROUP_NONE;
+    /* Groups in order of step, smallest first; members in id order. */
+    uint32_t gi = 0, mi = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && key[b].dt_bits == key[a].dt_bits; b++) {}
+        if (b - a < AVI_GROUP_MIN_SIZE) continue;
+        avi_clock_group *gr = &g->group[gi];
+        memcpy(&gr->dt, &key[a].dt_bits, sizeof gr->dt);
+        gr->first = mi;
+        gr->count = (uint32_t)(b - a);
+        gr->pos = 0;
+        gr->pad = 0;
+        for (size_t c = a; c < b; c++) {
+            uint32_t id = key[c].id;
+            g->member[mi++] = id;
+            g->group_of[g->offset[id >> AVI_ID_KIND_SHIFT] + (id & AVI_ID_INDEX_MASK)] = gi;
+        }
+        gi++;
+    }
+    g->ngroup = gi;
+    free(key);
+    return 0;
+}
+
+size_t avi_groups_expand(const avi_clock_groups *g, avi_event cursor, avi_event *out)
+{
+    uint32_t gi = avi_group_of(g, cursor.id);
+    const avi_clock_group *gr = &g->group[gi];
+    const uint32_t *mem = g->member + gr->first;
+    uint32_t n = cursor.n & ~AVI_GROUP_CURSOR;
+    /* The same arithmetic as the engine's reschedule: t = n dt. */
+    avi_event done = {(double)(n + 1) * gr->dt, 0, n + 1};
+    int before = 1;
+    for (uint32_t k = 0; k < gr->count; k++) {
+        if (mem[k] == cursor.id) before = 0;
+        avi_event e = before ? done : (avi_event){cursor.t, 0, n};
+        e.id = mem[k];
+        out[k] = e;
+    }
+    return gr->count;
+}

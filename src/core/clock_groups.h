@@ -1,0 +1,67 @@
+/* Clock groups: potentials whose steps are bitwise equal tick together.
+ *
+ * Every clock starts at t = 0 with n = 0, so clocks with the same step dt
+ * share every event time n dt. Their events are ties, which run in
+ * (time, kind rank, index) order. A group keeps them out of the queue: it
+ * holds one entry, a cursor, keyed (t, id of its next member), with
+ * AVI_GROUP_CURSOR set in n. The engine runs members from the cursor in id
+ * order for as long as no other entry at the same time has a smaller id,
+ * then either puts the cursor back keyed by the next member (another tie
+ * comes first) or, after the last member, reschedules it once for the whole
+ * group. The order of events is exactly that of one entry per potential, so
+ * results are bitwise the same; the queue does one operation per group tick
+ * instead of one per event. Step levels (time_step.levels_per_octave) make
+ * large groups; exact steps on a uniform mesh make some.
+ *
+ * Checkpoints keep one entry per potential (avi_groups_expand gives them),
+ * so their format does not depend on the grouping. */
+#ifndef AVI_CLOCK_GROUPS_H
+#define AVI_CLOCK_GROUPS_H
+
+#include "core/event_queue.h"
+#include "core/model_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Set in avi_event.n of a group's cursor; step counters stay below it. */
+#define AVI_GROUP_CURSOR 0x80000000u
+#define AVI_GROUP_NONE UINT32_MAX
+/* Smaller sets of equal steps stay single clocks. */
+#define AVI_GROUP_MIN_SIZE 2
+
+typedef struct {
+    double dt;
+    uint32_t first, count; /* members member[first .. first + count) */
+    uint32_t pos;          /* next member of the tick in progress (0 between ticks) */
+    uint32_t pad;
+} avi_clock_group;
+
+typedef struct {
+    avi_clock_group *group;
+    uint32_t ngroup;
+    uint32_t *member;   /* potential ids, each group's in id order */
+    uint32_t *group_of; /* by potential number (offset[kind] + index): group, or AVI_GROUP_NONE */
+    size_t offset[AVI_KIND_COUNT];
+    size_t npotential;  /* potentials of the kinds that can group */
+} avi_clock_groups;
+
+/* Groups the clocks of m's elastic and gravity potentials by step. An empty
+ * grouping (no group) allocates nothing. Returns 0, or -1 when out of memory. */
+int avi_groups_build(avi_clock_groups *g, const avi_model *m);
+void avi_groups_free(avi_clock_groups *g);
+
+/* The group a potential id belongs to, or AVI_GROUP_NONE. */
+static inline uint32_t avi_group_of(const avi_clock_groups *g, uint32_t id)
+{
+    unsigned kind = id >> AVI_ID_KIND_SHIFT;
+    if (!g->group_of || kind >= AVI_KIND_CONTACT) return AVI_GROUP_NONE;
+    return g->group_of[g->offset[kind] + (id & AVI_ID_INDEX_MASK)];
+}
+
+/* The entries one clock per potential would have in place of a cursor:
+ * members before the cursor have had this tick, the others have not.
+ * Writes group size entries to out; returns that count. */
+size_t avi_groups_expand(const avi_clock_groups *g, avi_event cursor, avi_event *out);
+
+#endif

@@ -1,0 +1,306 @@
+/* Clock groups (src/core/clock_groups.h): potentials with bitwise-equal
+ * steps tick from one queue entry. The event order, and so every bit of
+ * the state, must be that of one clock per potential; checkpoints see one
+ * entry per potential whatever the grouping. */
+#include "check_main.h"
+#include "avi/avi.h"
+#include "avi/mesh.h"
+#include "avi/scene.h"
+#include "avi/sync.h"
+#include "core/engine_internal.h"
+#include "contact/contact_manager.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const avi_solid_material rubber = {1.0e6, 0.3, 1000.0};
+
+/* A jittered tet box with springs along one edge row and gravity, on step
+ * levels: several groups, of several kinds, whose times coincide (levels
+ * an octave apart) with member ids that interleave. */
+static avi_model *levels_model(int levels, int nx)
+{
+    avi_mesh mesh;
+    ck_assert_int_eq(avi_mesh_tet_box((double)nx * 0.01, 0.02, 0.02, nx, 2, 2, &mesh, NULL), AVI_OK);
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "box");
+    size_t nv = mesh.vertex_count;
+    for (size_t i = 0; i < nv; i++) {
+        const double *p = mesh.x[i];
+        double x[3] = {p[0], p[1], p[2]};
+        /* Jitter so that steps differ; deterministic. */
+        x[0] += 0.002 * sin(12.9898 * (double)i);
+        x[1] += 0.002 * sin(78.233 * (double)i);
+        avi_model_add_vertex(m, b, x);
+    }
+    for (size_t t = 0; t < mesh.tet_count; t++) {
+        const uint32_t *v = mesh.tets[t];
+        ck_assert_int_eq(avi_model_add_tet(m, v[0], v[1], v[2], v[3], &rubber), 0);
+    }
+    for (uint32_t i = 0; i + 1 < (uint32_t)nv && i < 8; i++) ck_assert_int_eq(avi_model_add_spring(m, i, i + 1, 50.0, -1.0), 0);
+    const double gvec[3] = {0.0, 0.0, -9.81};
+    avi_model_set_gravity(m, gvec);
+    for (uint32_t i = 0; i < (uint32_t)nv; i++) {
+        double x[3], v[3] = {0.3 * sin(1.0 + i), 0.2 * cos(3.0 * i), 0.1 * sin(7.0 * i)};
+        const double *p = m->vert[i].x;
+        x[0] = 1.03 * p[0];
+        x[1] = p[1];
+        x[2] = 0.98 * p[2];
+        avi_model_set_state(m, i, x, v);
+    }
+    avi_time_step r = avi_default_time_step();
+    r.levels_per_octave = levels;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    avi_mesh_free(&mesh);
+    return m;
+}
+
+/* Rebuilds e's queue with one clock per potential (grouped = 0) or grouped. */
+static void reload(avi_engine *e, int grouped)
+{
+    size_t n = avi_engine_queue_size(e);
+    avi_event *ev = malloc((n + 1) * sizeof *ev);
+    ck_assert_uint_eq(avi_engine_queue_collect(e, ev), n);
+    avi_error err = {0};
+    ck_assert_msg(avi_engine_queue_load(e, ev, n, grouped, &err) == AVI_OK, "%s", err.message);
+    ck_assert_uint_eq(avi_engine_queue_size(e), n);
+    free(ev);
+}
+
+static void assert_same_state(const avi_engine *a, const avi_engine *b)
+{
+    const avi_model *ma = a->model, *mb = b->model;
+    ck_assert_uint_eq(ma->nv, mb->nv);
+    ck_assert_msg(memcmp(ma->vert, mb->vert, ma->nv * sizeof *ma->vert) == 0, "vertex records differ");
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        ck_assert_uint_eq(avi_engine_event_count(a, (avi_kind)k), avi_engine_event_count(b, (avi_kind)k));
+}
+
+START_TEST(test_groups_give_the_single_clock_order)
+{
+    avi_model *ma = levels_model(4, 6), *mb = levels_model(4, 6);
+    avi_engine *a = avi_engine_create(ma, NULL), *b = avi_engine_create(mb, NULL);
+    ck_assert(a && b);
+    ck_assert_uint_gt(a->groups.ngroup, 2);
+    reload(b, 0);
+    ck_assert_uint_eq(b->groups.ngroup, 0);
+    /* One entry per group instead of one per member. */
+    ck_assert_uint_lt(avi_tl_size(&a->queue), avi_tl_size(&b->queue));
+    ck_assert_uint_eq(avi_engine_queue_size(a), avi_tl_size(&b->queue));
+    double dt_min, dt_max;
+    avi_model_time_step_range(ma, AVI_KIND_TET, &dt_min, &dt_max);
+    for (int s = 1; s <= 40; s++) {
+        double t = s * 7.3 * dt_max;
+        ck_assert_int_eq(avi_engine_advance(a, t), AVI_OK);
+        ck_assert_int_eq(avi_engine_advance(b, t), AVI_OK);
+        assert_same_state(a, b);
+        /* A checkpoint's round trip regroups and changes nothing. */
+        if (s % 10 == 0) reload(a, 1);
+    }
+    ck_assert_uint_gt(avi_engine_events_total(a), 50000);
+    /* Ticks of coinciding groups interleaved by member id. */
+    ck_assert_uint_gt(a->group_splits, 10);
+    avi_engine_destroy(a);
+    avi_engine_destroy(b);
+    avi_model_destroy(ma);
+    avi_model_destroy(mb);
+}
+END_TEST
+
+/* Exact steps on a uniform mesh: the tets share steps by symmetry. */
+START_TEST(test_exact_steps_group_equal_steps)
+{
+    avi_mesh mesh;
+    ck_assert_int_eq(avi_mesh_tet_box(0.04, 0.02, 0.02, 4, 2, 2, &mesh, NULL), AVI_OK);
+    avi_model *m[2];
+    for (int c = 0; c < 2; c++) {
+        m[c] = avi_model_create();
+        int b = avi_model_add_body(m[c], "box");
+        for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m[c], b, mesh.x[i]);
+        for (size_t t = 0; t < mesh.tet_count; t++) {
+            const uint32_t *v = mesh.tets[t];
+            ck_assert_int_eq(avi_model_add_tet(m[c], v[0], v[1], v[2], v[3], &rubber), 0);
+        }
+        for (uint32_t i = 0; i < (uint32_t)mesh.vertex_count; i++) {
+            double x[3], v[3] = {0.1 * sin(2.0 + i), 0.0, 0.05 * cos(5.0 * i)};
+            for (int k = 0; k < 3; k++) x[k] = 1.02 * m[c]->vert[i].x[k];
+            avi_model_set_state(m[c], i, x, v);
+        }
+        avi_time_step r = avi_default_time_step();
+        ck_assert_int_eq(avi_model_finalize(m[c], &r), 0);
+    }
+    avi_engine *a = avi_engine_create(m[0], NULL), *b = avi_engine_create(m[1], NULL);
+    ck_assert_uint_gt(a->groups.ngroup, 0);
+    reload(b, 0);
+    double lo, hi;
+    avi_model_time_step_range(m[0], AVI_KIND_TET, &lo, &hi);
+    ck_assert_int_eq(avi_engine_advance(a, 5000 * hi), AVI_OK);
+    ck_assert_int_eq(avi_engine_advance(b, 5000 * hi), AVI_OK);
+    assert_same_state(a, b);
+    avi_engine_destroy(a);
+    avi_engine_destroy(b);
+    avi_model_destroy(m[0]);
+    avi_model_destroy(m[1]);
+    avi_mesh_free(&mesh);
+}
+END_TEST
+
+/* Entries of a group that are not all at one (t, n) keep one clock each. */
+START_TEST(test_split_group_stays_single_clocks)
+{
+    avi_model *ma = levels_model(2, 4), *mb = levels_model(2, 4);
+    avi_engine *a = avi_engine_create(ma, NULL), *b = avi_engine_create(mb, NULL);
+    uint32_t ngroup = a->groups.ngroup;
+    ck_assert_uint_gt(ngroup, 1);
+    /* Give the first member of group 0 a head start of one tick. */
+    size_t n = avi_engine_queue_size(a);
+    avi_event *ev = malloc(n * sizeof *ev);
+    ck_assert_uint_eq(avi_engine_queue_collect(a, ev), n);
+    const avi_clock_group *g0 = &a->groups.group[0];
+    uint32_t lead = a->groups.member[g0->first];
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].id == lead) {
+            ev[i].t = g0->dt;
+            ev[i].n = 1;
+            found = 1;
+        }
+    ck_assert(found);
+    avi_error err = {0};
+    ck_assert_int_eq(avi_engine_queue_load(a, ev, n, 1, &err), AVI_OK);
+    ck_assert_int_eq(avi_engine_queue_load(b, ev, n, 0, &err), AVI_OK);
+    ck_assert_uint_eq(a->ncursor, ngroup - 1);
+    ck_assert_int_eq(avi_engine_advance(a, 300 * g0->dt), AVI_OK);
+    ck_assert_int_eq(avi_engine_advance(b, 300 * g0->dt), AVI_OK);
+    assert_same_state(a, b);
+    free(ev);
+    avi_engine_destroy(a);
+    avi_engine_destroy(b);
+    avi_model_destroy(ma);
+    avi_model_destroy(mb);
+}
+END_TEST
+
+START_TEST(test_expand_mid_tick)
+{
+    avi_model *m = levels_model(4, 4);
+    avi_engine *e = avi_engine_create(m, NULL);
+    const avi_clock_groups *g = &e->groups;
+    uint32_t k = 0;
+    while (k < g->ngroup && g->group[k].count < 3) k++;
+    ck_assert_uint_lt(k, g->ngroup);
+    const avi_clock_group *gr = &g->group[k];
+    const uint32_t *mem = g->member + gr->first;
+    avi_event cursor = {7.0 * gr->dt, mem[2], 7u | AVI_GROUP_CURSOR};
+    avi_event *out = malloc(gr->count * sizeof *out);
+    ck_assert_uint_eq(avi_groups_expand(g, cursor, out), gr->count);
+    for (uint32_t j = 0; j < gr->count; j++) {
+        ck_assert_uint_eq(out[j].id, mem[j]);
+        ck_assert_uint_eq(out[j].n, j < 2 ? 8u : 7u);
+        ck_assert(out[j].t == (j < 2 ? 8.0 * gr->dt : 7.0 * gr->dt));
+        ck_assert_uint_eq(avi_group_of(g, mem[j]), k);
+    }
+    free(out);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+static void load_fails(avi_engine *e, const avi_event *ev, size_t n, const char *needle)
+{
+    avi_error err = {0};
+    ck_assert_int_eq(avi_engine_queue_load(e, ev, n, 1, &err), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, needle) != NULL, "'%s' lacks '%s'", err.message, needle);
+}
+
+START_TEST(test_load_rejects_bad_entries)
+{
+    avi_model *m = levels_model(4, 3);
+    avi_engine *e = avi_engine_create(m, NULL);
+    size_t n = avi_engine_queue_size(e);
+    avi_event *ev = malloc((n + 1) * sizeof *ev), *bad = malloc((n + 1) * sizeof *bad);
+    ck_assert_uint_eq(avi_engine_queue_collect(e, ev), n);
+    size_t before = avi_tl_size(&e->queue);
+    memcpy(bad, ev, n * sizeof *ev);
+    bad[n] = ev[0]; /* a second clock */
+    load_fails(e, bad, n + 1, "second clock");
+    load_fails(e, ev, n - 1, "has no clock");
+    memcpy(bad, ev, n * sizeof *ev);
+    bad[3].n |= AVI_GROUP_CURSOR;
+    load_fails(e, bad, n, "not a valid clock");
+    memcpy(bad, ev, n * sizeof *ev);
+    bad[3].t = -1.0;
+    load_fails(e, bad, n, "not a valid clock");
+    bad[3].t = NAN;
+    load_fails(e, bad, n, "not a valid clock");
+    memcpy(bad, ev, n * sizeof *ev);
+    bad[3].id = avi_event_id(AVI_KIND_TET, (uint32_t)m->ntet);
+    load_fails(e, bad, n, "no potential");
+    bad[3].id = avi_event_id(AVI_KIND_COUNT, 0);
+    load_fails(e, bad, n, "not a valid clock");
+    /* The queue was left as it was. */
+    ck_assert_uint_eq(avi_tl_size(&e->queue), before);
+    ck_assert_int_eq(avi_engine_advance(e, 1e-4), AVI_OK);
+    free(ev);
+    free(bad);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* With contact the manager can cut a group's tick (a vertex over the speed
+ * cap); the impact must still run as with one clock per potential. */
+START_TEST(test_groups_with_contact)
+{
+    const char *ov[] = {"bodies.0.mesh.subdivisions=2", "bodies.1.mesh.rings=6", "time_step.levels_per_octave=4",
+                        "time.end=4.0e-4"};
+    avi_engine *e[2];
+    avi_model *m[2];
+    avi_scene s[2];
+    avi_scene_bodies info[2];
+    for (int c = 0; c < 2; c++) {
+        avi_error err = {0};
+        ck_assert_msg(avi_scene_load_builtin("sphere-plate", ov, 4, &s[c], &err) == AVI_OK, "%s", err.message);
+        ck_assert_msg(avi_scene_build(&s[c], &m[c], &info[c], &err) == AVI_OK, "%s", err.message);
+        e[c] = avi_engine_create_for_scene(&s[c], &info[c], m[c], &err);
+        ck_assert_msg(e[c] != NULL, "%s", err.message);
+    }
+    ck_assert_uint_gt(e[0]->groups.ngroup, 2);
+    reload(e[1], 0);
+    for (int k = 1; k <= 40; k++) {
+        double t = k * 1.0e-5;
+        ck_assert_int_eq(avi_engine_advance(e[0], t), AVI_OK);
+        ck_assert_int_eq(avi_engine_advance(e[1], t), AVI_OK);
+        assert_same_state(e[0], e[1]);
+    }
+    ck_assert_uint_gt(avi_engine_event_count(e[0], AVI_KIND_CONTACT), 0);
+    ck_assert_uint_gt(e[0]->group_splits, 0);
+    printf("contact: %llu group ticks cut, %llu speed triggers\n", (unsigned long long)e[0]->group_splits,
+           (unsigned long long)e[0]->contact->speed_triggers);
+    for (int c = 0; c < 2; c++) {
+        avi_engine_destroy(e[c]);
+        avi_model_destroy(m[c]);
+        avi_scene_bodies_free(&info[c]);
+        avi_scene_free(&s[c]);
+    }
+}
+END_TEST
+
+static Suite *groups_suite(void)
+{
+    Suite *s = suite_create("clock_groups");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_groups_give_the_single_clock_order);
+    tcase_add_test(tc, test_exact_steps_group_equal_steps);
+    tcase_add_test(tc, test_split_group_stays_single_clocks);
+    tcase_add_test(tc, test_expand_mid_tick);
+    tcase_add_test(tc, test_load_rejects_bad_entries);
+    tcase_add_test(tc, test_groups_with_contact);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(groups_suite)
