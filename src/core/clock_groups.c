@@ -105,3 +105,11 @@ size_t avi_groups_expand(const avi_clock_groups *g, avi_event cursor, avi_event 
     }
     return gr->count;
 }
+
+size_t avi_groups_bytes(const avi_clock_groups *g)
+{
+    if (!g->group) return 0;
+    size_t members = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++) members += g->group[k].count;
+    return g->ngroup * sizeof *g->group + members * sizeof *g->member + g->npotential * sizeof *g->group_of;
+}

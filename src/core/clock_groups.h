@@ -51,6 +51,9 @@ typedef struct {
 int avi_groups_build(avi_clock_groups *g, const avi_model *m);
 void avi_groups_free(avi_clock_groups *g);
 
+/* Bytes allocated. */
+size_t avi_groups_bytes(const avi_clock_groups *g);
+
 /* The group a potential id belongs to, or AVI_GROUP_NONE. */
 static inline uint32_t avi_group_of(const avi_clock_groups *g, uint32_t id)
 {

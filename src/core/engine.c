@@ -222,6 +222,14 @@ static inline const void *record_of(const avi_model *m, uint32_t id, const uint3
     }
 }
 
+static inline void prefetch_vertices(const avi_model *m, uint32_t id)
+{
+    const uint32_t *v;
+    int n;
+    if (record_of(m, id, &v, &n))
+        for (int a = 0; a < n; a++) __builtin_prefetch(&m->vert[v[a]], 1);
+}
+
 static inline void prefetch_ahead(const avi_model *m, avi_twolevel_queue *q)
 {
     const uint32_t *v;
@@ -252,7 +260,7 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
 /* Drift, gradient, kick of one elastic or gravity potential at time t, with
  * the impulse weight half * dt; returns the impulse's component sum (its
  * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
-static inline double apply_potential(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t,
+static inline __attribute__((always_inline)) double apply_potential(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t,
                                      double half, double kd, const uint32_t **v, int *n, double *step)
 {
     double x[4][3], g[4][3], dt;
@@ -354,35 +362,46 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             const uint32_t *mem = groups->member + gr->first;
             uint32_t step = ev.n & ~AVI_GROUP_CURSOR;
             double half = step == 0 ? 0.5 : 1.0;
-            uint32_t pos = gr->pos;
-            for (;;) {
+            uint32_t pos = gr->pos, end = gr->count;
+            /* Members up to the next entry at this time, if it comes first. */
+            const avi_event *next = avi_tl_peek(q, 1);
+            if (next && next->t == ev.t && next->id < mem[end - 1]) {
+                uint32_t lo = pos + 1;
+                while (lo < end) {
+                    uint32_t mid = lo + (end - lo) / 2;
+                    if (mem[mid] < next->id) lo = mid + 1;
+                    else end = mid;
+                }
+            }
+            do {
                 uint32_t id = mem[pos];
                 unsigned k = id >> AVI_ID_KIND_SHIFT;
+                if (pos + PREFETCH_VERTICES < end) prefetch_vertices(m, mem[pos + PREFETCH_VERTICES]);
                 double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, ev.t, half, kd, &v, &n, &dt);
                 counts[k]++;
-                if (cm) check_speed(cm, V, v, n, ev.t);
                 if (!isfinite(sum)) {
                     rc = blow_up(e, k, id & AVI_ID_INDEX_MASK, ev.t, v, n);
                     goto out;
                 }
-                if (++pos == gr->count) {
-                    if (step + 1 >= AVI_GROUP_CURSOR) {
-                        rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)k),
-                                         id & AVI_ID_INDEX_MASK);
-                        goto out;
-                    }
-                    ev.n = (step + 1) | AVI_GROUP_CURSOR;
-                    ev.t = (double)(step + 1) * gr->dt;
-                    ev.id = mem[0];
-                    pos = 0;
-                    break;
+                pos++;
+                if (cm) {
+                    check_speed(cm, V, v, n, ev.t);
+                    if (cm->next_run <= ev.t) break;
                 }
-                const avi_event *next = avi_tl_peek(q, 1);
-                if ((cm && cm->next_run <= ev.t) || (next && next->t == ev.t && next->id < mem[pos])) {
-                    ev.id = mem[pos]; /* back into the queue, keyed by the next member */
-                    e->group_splits++;
-                    break;
+            } while (pos < end);
+            if (pos == gr->count) {
+                if (step + 1 >= AVI_GROUP_CURSOR) {
+                    rc = engine_fail(e, AVI_ERR_RUN, "group of %s %u: step counter overflow",
+                                     avi_kind_name((avi_kind)(mem[0] >> AVI_ID_KIND_SHIFT)), mem[0] & AVI_ID_INDEX_MASK);
+                    goto out;
                 }
+                ev.n = (step + 1) | AVI_GROUP_CURSOR;
+                ev.t = (double)(step + 1) * gr->dt;
+                ev.id = mem[0];
+                pos = 0;
+            } else {
+                ev.id = mem[pos]; /* back into the queue, keyed by the next member */
+                e->group_splits++;
             }
             gr->pos = pos;
             if (avi_tl_replace_top(q, ev)) {
