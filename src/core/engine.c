@@ -189,6 +189,7 @@ void avi_engine_destroy(avi_engine *e)
     avi_contact_destroy(e->contact);
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
+    free(e->tie);
     free(e->obs);
     free(e);
 }
@@ -320,6 +321,132 @@ static inline void check_speed(struct avi_contact_manager *cm, const avi_vertex 
         }
 }
 
+/* The first member at or after pos + 1 whose id is above `id`: members
+ * before it run ahead of an entry keyed `id` at the same time. */
+static inline uint32_t members_before(const uint32_t *mem, uint32_t pos, uint32_t end, uint32_t id)
+{
+    if (id > mem[end - 1]) return end;
+    uint32_t lo = pos + 1;
+    while (lo < end) {
+        uint32_t mid = lo + (end - lo) / 2;
+        if (mem[mid] < id) lo = mid + 1;
+        else end = mid;
+    }
+    return end;
+}
+
+/* A group's cursor for its next tick. */
+static int next_tick(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem, uint32_t step, avi_event *ev)
+{
+    if (step + 1 >= AVI_GROUP_CURSOR)
+        return engine_fail(e, AVI_ERR_RUN, "group of %s %u: step counter overflow",
+                           avi_kind_name((avi_kind)(mem[0] >> AVI_ID_KIND_SHIFT)), mem[0] & AVI_ID_INDEX_MASK);
+    *ev = (avi_event){(double)(step + 1) * gr->dt, mem[0], (step + 1) | AVI_GROUP_CURSOR};
+    return AVI_OK;
+}
+
+static void tie_sift_down(avi_event *h, size_t n, size_t i)
+{
+    avi_event x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1].id < h[c].id) c++;
+        if (h[c].id >= x.id) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* All entries at the top's time, when group ticks interleave with other
+ * entries (every clock at t = 0; step levels an octave apart): they leave
+ * the queue for a heap keyed by id, a cut group goes back into the heap
+ * keyed by its next member, and each clock re-enters the queue once for
+ * its next event. The order is the queue's; putting each cut cursor back
+ * into the sorted span instead would move the entries before it each
+ * time. Without contact only (the manager may run between tied events). */
+static int run_tie(avi_engine *e, uint64_t *counts)
+{
+    avi_model *m = e->model;
+    avi_vertex *V = m->vert;
+    avi_twolevel_queue *q = &e->queue;
+    const avi_clock_groups *groups = &e->groups;
+    const double kd = e->damping;
+    double t = avi_tl_top(q)->t;
+    size_t k = 1;
+    for (const avi_event *x; (x = avi_tl_peek(q, k)) && x->t == t;) k++;
+    if (k > e->tie_cap) {
+        size_t cap = k > 2 * e->tie_cap ? k : 2 * e->tie_cap;
+        avi_event *h = realloc(e->tie, cap * sizeof *h);
+        if (!h) return engine_fail(e, AVI_ERR_RUN, "out of memory");
+        e->tie = h;
+        e->tie_cap = cap;
+    }
+    avi_event *h = e->tie;
+    for (size_t i = 0; i < k; i++) avi_tl_pop(q, &h[i]); /* ascending ids: already a heap */
+    size_t n = k;
+    int rc = AVI_OK;
+    const uint32_t *v;
+    int nv;
+    double dt;
+    while (n > 0 && rc == AVI_OK) {
+        avi_event x = h[0];
+        uint32_t second = n == 1 ? UINT32_MAX : n == 2 || h[1].id < h[2].id ? h[1].id : h[2].id;
+        avi_event next;
+        if (x.n & AVI_GROUP_CURSOR) {
+            avi_clock_group *gr = &groups->group[avi_group_of(groups, x.id)];
+            const uint32_t *mem = groups->member + gr->first;
+            uint32_t step = x.n & ~AVI_GROUP_CURSOR, pos = gr->pos;
+            uint32_t end = members_before(mem, pos, gr->count, second);
+            double half = step == 0 ? 0.5 : 1.0;
+            for (; pos < end; pos++) {
+                uint32_t id = mem[pos];
+                unsigned kind = id >> AVI_ID_KIND_SHIFT;
+                double sum = apply_potential(m, V, kind, id & AVI_ID_INDEX_MASK, t, half, kd, &v, &nv, &dt);
+                counts[kind]++;
+                if (!isfinite(sum)) {
+                    rc = blow_up(e, kind, id & AVI_ID_INDEX_MASK, t, v, nv);
+                    break;
+                }
+            }
+            if (rc != AVI_OK) break;
+            if (end < gr->count) {
+                gr->pos = end;
+                h[0].id = mem[end];
+                tie_sift_down(h, n, 0);
+                e->group_splits++;
+                continue;
+            }
+            gr->pos = 0;
+            if ((rc = next_tick(e, gr, mem, step, &next)) != AVI_OK) break;
+        } else {
+            unsigned kind = x.id >> AVI_ID_KIND_SHIFT;
+            uint32_t i = x.id & AVI_ID_INDEX_MASK;
+            double sum = apply_potential(m, V, kind, i, t, x.n == 0 ? 0.5 : 1.0, kd, &v, &nv, &dt);
+            counts[kind]++;
+            if (!isfinite(sum)) {
+                rc = blow_up(e, kind, i, t, v, nv);
+                break;
+            }
+            if (x.n + 1 >= AVI_GROUP_CURSOR) {
+                rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)kind), i);
+                break;
+            }
+            next = (avi_event){(double)(x.n + 1) * dt, x.id, x.n + 1};
+        }
+        if (avi_tl_push(q, next)) {
+            rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
+            break;
+        }
+        h[0] = h[--n];
+        tie_sift_down(h, n, 0);
+    }
+    /* On failure the clocks not yet rescheduled go back as they are. */
+    for (size_t i = 0; i < n && rc != AVI_OK; i++) (void)avi_tl_push(q, h[i]);
+    return rc;
+}
+
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
     if (e->sync) return avi_sync_advance(e, t_stop);
@@ -366,12 +493,11 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             /* Members up to the next entry at this time, if it comes first. */
             const avi_event *next = avi_tl_peek(q, 1);
             if (next && next->t == ev.t && next->id < mem[end - 1]) {
-                uint32_t lo = pos + 1;
-                while (lo < end) {
-                    uint32_t mid = lo + (end - lo) / 2;
-                    if (mem[mid] < next->id) lo = mid + 1;
-                    else end = mid;
+                if (!cm) {
+                    if ((rc = run_tie(e, counts)) != AVI_OK) goto out;
+                    continue;
                 }
+                end = members_before(mem, pos, end, next->id);
             }
             do {
                 uint32_t id = mem[pos];
@@ -390,14 +516,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
                 }
             } while (pos < end);
             if (pos == gr->count) {
-                if (step + 1 >= AVI_GROUP_CURSOR) {
-                    rc = engine_fail(e, AVI_ERR_RUN, "group of %s %u: step counter overflow",
-                                     avi_kind_name((avi_kind)(mem[0] >> AVI_ID_KIND_SHIFT)), mem[0] & AVI_ID_INDEX_MASK);
-                    goto out;
-                }
-                ev.n = (step + 1) | AVI_GROUP_CURSOR;
-                ev.t = (double)(step + 1) * gr->dt;
-                ev.id = mem[0];
+                if ((rc = next_tick(e, gr, mem, step, &ev)) != AVI_OK) goto out;
                 pos = 0;
             } else {
                 ev.id = mem[pos]; /* back into the queue, keyed by the next member */

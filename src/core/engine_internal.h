@@ -30,6 +30,8 @@ struct avi_engine {
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
     uint64_t group_splits; /* group ticks cut by another entry at their time, or by contact */
+    avi_event *tie;        /* heap of the entries of one time (run_tie in engine.c) */
+    size_t tie_cap;
     double time; /* every event with t < time has been processed */
     uint64_t events[AVI_KIND_COUNT];
     double damping; /* k_D of Kharevych et al. 2006 sec. 5.2 (avi_engine_set_damping); 0: none */
