@@ -111,11 +111,11 @@ static int run_size(double target_tets, double events_wanted, int reorder, int l
            "\"events_per_cpu_s\": %.4g, \"cpu_ns_per_event\": %.2f, \"dt_spread\": %.2f, "
            "\"bytes_per_element\": %.1f, \"rss_bytes_per_element\": %.1f, \"peak_rss_mb\": %.1f, "
            "\"build_s\": %.2f, \"energy_rel_change\": %.3e, \"groups\": %u, \"grouped_fraction\": %.4f, "
-           "\"group_splits_per_event\": %.4f, \"status\": %d}\n",
+           "\"group_splits_per_event\": %.4f, \"prefetch\": %s, \"status\": %d}\n",
            ntet, nv, reorder ? "true" : "false", levels, poisson, rate, t_end / cpu, (unsigned long long)events, wall, cpu, events / wall,
            1e9 * wall / events, events / cpu, 1e9 * cpu / events, dt_max / dt_min, bytes_struct, rss_model / ntet, bench_peak_rss() / 1048576.0,
            t_build, (o1.total - o0.total) / fabs(o0.total), e->groups.ngroup, (double)e->ncursor_members / (double)ntet,
-           (double)e->group_splits / (double)events, rc);
+           (double)e->group_splits / (double)events, e->prefetch ? "true" : "false", rc);
     fflush(stdout);
     avi_engine_destroy(e);
     avi_model_destroy(m);

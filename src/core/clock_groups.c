@@ -15,9 +15,65 @@ static int step_key_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+static int u32_cmp(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Writes the stencil of potential id into v; returns its size. */
+static int stencil_of(const avi_model *m, uint32_t id, uint32_t v[4])
+{
+    uint32_t i = id & AVI_ID_INDEX_MASK;
+    const uint32_t *s;
+    int n;
+    switch (id >> AVI_ID_KIND_SHIFT) {
+    case AVI_KIND_SPRING: s = m->springs[i].v; n = 2; break;
+    case AVI_KIND_MEMBRANE: s = m->membranes[i].v; n = 3; break;
+    case AVI_KIND_HINGE: s = m->hinges[i].v; n = 4; break;
+    case AVI_KIND_TET: s = m->tets[i].v; n = 4; break;
+    default: s = &m->gravity[i].v; n = 1; break;
+    }
+    memcpy(v, s, (size_t)n * sizeof *v);
+    return n;
+}
+
+/* Each group's vertex list: its members' stencils, sorted, each vertex once. */
+static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
+{
+    size_t total = 0, largest = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        size_t c = 4 * (size_t)g->group[k].count;
+        total += c;
+        if (c > largest) largest = c;
+    }
+    uint32_t *tmp = malloc(largest * sizeof *tmp);
+    g->vertex = malloc(total * sizeof *g->vertex);
+    if (!tmp || !g->vertex) {
+        free(tmp);
+        return -1;
+    }
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        avi_clock_group *gr = &g->group[k];
+        size_t c = 0;
+        for (uint32_t j = 0; j < gr->count; j++) c += (size_t)stencil_of(m, g->member[gr->first + j], tmp + c);
+        qsort(tmp, c, sizeof *tmp, u32_cmp);
+        gr->vfirst = at;
+        for (size_t j = 0; j < c; j++)
+            if (j == 0 || tmp[j] != tmp[j - 1]) g->vertex[at++] = tmp[j];
+        gr->vcount = at - gr->vfirst;
+    }
+    free(tmp);
+    uint32_t *shrunk = realloc(g->vertex, (at ? at : 1) * sizeof *g->vertex);
+    if (shrunk) g->vertex = shrunk;
+    return 0;
+}
+
 void avi_groups_free(avi_clock_groups *g)
 {
     free(g->group);
+    free(g->vertex);
     free(g->member);
     free(g->group_of);
     memset(g, 0, sizeof *g);
@@ -75,7 +131,6 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
         gr->first = mi;
         gr->count = (uint32_t)(b - a);
         gr->pos = 0;
-        gr->pad = 0;
         for (size_t c = a; c < b; c++) {
             uint32_t id = key[c].id;
             g->member[mi++] = id;
@@ -85,6 +140,10 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
     }
     g->ngroup = gi;
     free(key);
+    if (build_vertex_lists(g, m)) {
+        avi_groups_free(g);
+        return -1;
+    }
     return 0;
 }
 
@@ -109,7 +168,10 @@ size_t avi_groups_expand(const avi_clock_groups *g, avi_event cursor, avi_event 
 size_t avi_groups_bytes(const avi_clock_groups *g)
 {
     if (!g->group) return 0;
-    size_t members = 0;
-    for (uint32_t k = 0; k < g->ngroup; k++) members += g->group[k].count;
-    return g->ngroup * sizeof *g->group + members * sizeof *g->member + g->npotential * sizeof *g->group_of;
+    size_t members = 0, vertices = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        members += g->group[k].count;
+        vertices += g->group[k].vcount;
+    }
+    return g->ngroup * sizeof *g->group + (members + vertices) * sizeof(uint32_t) + g->npotential * sizeof *g->group_of;
 }

@@ -13,6 +13,13 @@
  * instead of one per event. Step levels (time_step.levels_per_octave) make
  * large groups; exact steps on a uniform mesh make some.
  *
+ * A tick that starts at the group's first member drifts the vertices of
+ * all members to its time at once (in place of one drift per member and
+ * stencil vertex): every event until the group's last member is at that
+ * time, so a vertex shared with an event in between is drifted there by
+ * either, and x + (t - tau) v is computed from the same operands in the
+ * same order. The kicks stay per member, in member order.
+ *
  * Checkpoints keep one entry per potential (avi_groups_expand gives them),
  * so their format does not depend on the grouping. */
 #ifndef AVI_CLOCK_GROUPS_H
@@ -34,7 +41,7 @@ typedef struct {
     double dt;
     uint32_t first, count; /* members member[first .. first + count) */
     uint32_t pos;          /* next member of the tick in progress (0 between ticks) */
-    uint32_t pad;
+    uint32_t vfirst, vcount; /* the members' vertices vertex[vfirst .. vfirst + vcount) */
 } avi_clock_group;
 
 typedef struct {
@@ -42,6 +49,7 @@ typedef struct {
     uint32_t ngroup;
     uint32_t *member;   /* potential ids, each group's in id order */
     uint32_t *group_of; /* by potential number (offset[kind] + index): group, or AVI_GROUP_NONE */
+    uint32_t *vertex;   /* each group's vertices, ascending, each once: a tick drifts them all at its start */
     size_t offset[AVI_KIND_COUNT];
     size_t npotential;  /* potentials of the kinds that can group */
 } avi_clock_groups;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -40,6 +41,25 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
         }
 }
 
+/* What an event may touch: vertex records and potential records. */
+static size_t working_set_bytes(const avi_model *m)
+{
+    return m->nv * sizeof *m->vert + m->nspring * sizeof *m->springs + m->nmembrane * sizeof *m->membranes +
+           m->nhinge * sizeof *m->hinges + m->ntet * sizeof *m->tets;
+}
+
+/* Prefetching pays once the working set leaves the L2 cache; below, its
+ * instructions are pure cost (bench/README.md: graded meshes). Half the L2
+ * size leaves room for the queue and the groups; 1 MiB where unknown. */
+static size_t prefetch_threshold(void)
+{
+    long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return l2 > 0 ? (size_t)l2 / 2 : (size_t)1 << 20;
+}
+
 avi_engine *avi_engine_create(avi_model *m, avi_error *err)
 {
     avi_error local;
@@ -63,6 +83,7 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
         avi_engine_destroy(e);
         return NULL;
     }
+    e->prefetch = working_set_bytes(m) > prefetch_threshold();
     /* Every clock starts at t0 = 0 with n = 0; a group's cursor at its first member. */
     const avi_clock_groups *g = &e->groups;
     for (uint32_t k = 0; k < g->ngroup; k++) {
@@ -265,7 +286,13 @@ static inline __attribute__((always_inline)) void prefetch_group(const avi_model
     const avi_clock_group *gr = &groups->group[g];
     const uint32_t *mem = groups->member + gr->first;
     for (uint32_t a = gr->pos; a < gr->pos + records && a < gr->count; a++) prefetch_record(m, mem[a]);
-    for (uint32_t a = gr->pos; a < gr->pos + vertices && a < gr->count; a++) prefetch_vertices(m, mem[a]);
+    if (vertices == 0) return;
+    if (gr->pos == 0) { /* the tick will start by drifting the group's vertex list */
+        const uint32_t *list = groups->vertex + gr->vfirst;
+        for (uint32_t a = 0; a < 4 * vertices && a < gr->vcount; a++) __builtin_prefetch(&m->vert[list[a]], 1);
+    } else {
+        for (uint32_t a = gr->pos; a < gr->pos + vertices && a < gr->count; a++) prefetch_vertices(m, mem[a]);
+    }
 }
 
 /* Single clocks: the records and vertices of the queue's next entries. */
@@ -291,14 +318,15 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
  * the impulse weight half * dt; returns the impulse's component sum (its
  * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
 static inline __attribute__((always_inline)) double apply_potential(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t,
-                                     double half, double kd, const uint32_t **v, int *n, double *step)
+                                     double half, double kd, int drifted, const uint32_t **v, int *n, double *step)
 {
     double x[4][3], g[4][3], dt;
     switch (kind) {
     case AVI_KIND_TET: {
         const avi_tet *p = &m->tets[i];
         *v = p->v; *n = 4; dt = p->dt; *step = dt;
-        avi_drift(V, p->v, 4, t, x);
+        if (drifted) avi_gather(V, p->v, 4, x);
+        else avi_drift(V, p->v, 4, t, x);
         avi_tet_gradient(p, (const double (*)[3])x, g);
         if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, p->v, x, dt, kd, g);
         return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
@@ -306,7 +334,8 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
     case AVI_KIND_MEMBRANE: {
         const avi_membrane *p = &m->membranes[i];
         *v = p->v; *n = 3; dt = p->dt; *step = dt;
-        avi_drift(V, p->v, 3, t, x);
+        if (drifted) avi_gather(V, p->v, 3, x);
+        else avi_drift(V, p->v, 3, t, x);
         avi_membrane_gradient(p, (const double (*)[3])x, g);
         if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, p->v, x, dt, kd, g);
         return avi_kick(V, p->v, 3, half * dt, (const double (*)[3])g);
@@ -314,7 +343,8 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
     case AVI_KIND_HINGE: {
         const avi_hinge *p = &m->hinges[i];
         *v = p->v; *n = 4; dt = p->dt; *step = dt;
-        avi_drift(V, p->v, 4, t, x);
+        if (drifted) avi_gather(V, p->v, 4, x);
+        else avi_drift(V, p->v, 4, t, x);
         avi_hinge_gradient(p, (const double (*)[3])x, g);
         if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, p->v, x, dt, kd, g);
         return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
@@ -322,7 +352,8 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
     case AVI_KIND_SPRING: {
         const avi_spring *p = &m->springs[i];
         *v = p->v; *n = 2; dt = p->dt; *step = dt;
-        avi_drift(V, p->v, 2, t, x);
+        if (drifted) avi_gather(V, p->v, 2, x);
+        else avi_drift(V, p->v, 2, t, x);
         avi_spring_gradient(p, (const double (*)[3])x, g);
         if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, p->v, x, dt, kd, g);
         return avi_kick(V, p->v, 2, half * dt, (const double (*)[3])g);
@@ -332,7 +363,8 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
          * reach t before its velocity changes. */
         const avi_gravity *p = &m->gravity[i];
         *v = &p->v; *n = 1; dt = p->dt; *step = dt;
-        avi_drift(V, &p->v, 1, t, x);
+        if (drifted) avi_gather(V, &p->v, 1, x);
+        else avi_drift(V, &p->v, 1, t, x);
         avi_gravity_gradient(p, (const double (*)[3])x, g);
         return avi_kick(V, &p->v, 1, half * dt, (const double (*)[3])g);
     }
@@ -432,7 +464,7 @@ static int run_tie(avi_engine *e, uint64_t *counts)
             for (; pos < end; pos++) {
                 uint32_t id = mem[pos];
                 unsigned kind = id >> AVI_ID_KIND_SHIFT;
-                double sum = apply_potential(m, V, kind, id & AVI_ID_INDEX_MASK, t, half, kd, &v, &nv, &dt);
+                double sum = apply_potential(m, V, kind, id & AVI_ID_INDEX_MASK, t, half, kd, 0, &v, &nv, &dt);
                 counts[kind]++;
                 if (!isfinite(sum)) {
                     rc = blow_up(e, kind, id & AVI_ID_INDEX_MASK, t, v, nv);
@@ -452,7 +484,7 @@ static int run_tie(avi_engine *e, uint64_t *counts)
         } else {
             unsigned kind = x.id >> AVI_ID_KIND_SHIFT;
             uint32_t i = x.id & AVI_ID_INDEX_MASK;
-            double sum = apply_potential(m, V, kind, i, t, x.n == 0 ? 0.5 : 1.0, kd, &v, &nv, &dt);
+            double sum = apply_potential(m, V, kind, i, t, x.n == 0 ? 0.5 : 1.0, kd, 0, &v, &nv, &dt);
             counts[kind]++;
             if (!isfinite(sum)) {
                 rc = blow_up(e, kind, i, t, v, nv);
@@ -485,6 +517,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     avi_clock_groups *groups = &e->groups;
     const double kd = e->damping;
     struct avi_contact_manager *cm = e->contact;
+    const int prefetch = e->prefetch;
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
     double t_last = -INFINITY; /* time of the last event processed */
@@ -527,15 +560,23 @@ int avi_engine_advance(avi_engine *e, double t_stop)
                 }
                 end = members_before(mem, pos, end, next->id);
             }
-            for (uint32_t a = pos; a < pos + PREFETCH_MEMBERS && a < end; a++) prefetch_record(m, mem[a]);
-            prefetch_group(m, groups, avi_tl_peek(q, 1), 0, PREFETCH_VERTICES);
-            prefetch_group(m, groups, avi_tl_peek(q, 2), PREFETCH_MEMBERS, 0);
+            if (prefetch) {
+                for (uint32_t a = pos; a < pos + PREFETCH_MEMBERS && a < end; a++) prefetch_record(m, mem[a]);
+                prefetch_group(m, groups, avi_tl_peek(q, 1), 0, PREFETCH_VERTICES);
+                prefetch_group(m, groups, avi_tl_peek(q, 2), PREFETCH_MEMBERS, 0);
+            }
+            /* From the first member: drift every member's vertices once
+             * (clock_groups.h); members then only read their positions. */
+            int drifted = pos == 0;
+            if (drifted) avi_drift_all(V, groups->vertex + gr->vfirst, gr->vcount, ev.t);
             do {
                 uint32_t id = mem[pos];
                 unsigned k = id >> AVI_ID_KIND_SHIFT;
-                if (pos + PREFETCH_MEMBERS < end) prefetch_record(m, mem[pos + PREFETCH_MEMBERS]);
-                if (pos + PREFETCH_VERTICES < end) prefetch_vertices(m, mem[pos + PREFETCH_VERTICES]);
-                double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, ev.t, half, kd, &v, &n, &dt);
+                if (prefetch) {
+                    if (pos + PREFETCH_MEMBERS < end) prefetch_record(m, mem[pos + PREFETCH_MEMBERS]);
+                    if (!drifted && pos + PREFETCH_VERTICES < end) prefetch_vertices(m, mem[pos + PREFETCH_VERTICES]);
+                }
+                double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, ev.t, half, kd, drifted, &v, &n, &dt);
                 counts[k]++;
                 if (!isfinite(sum)) {
                     rc = blow_up(e, k, id & AVI_ID_INDEX_MASK, ev.t, v, n);
@@ -589,9 +630,9 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
         }
-        prefetch_ahead(m, q);
+        if (prefetch) prefetch_ahead(m, q);
         /* First event of a clock: half impulse (staggered velocities). */
-        double sum = apply_potential(m, V, kind, i, ev.t, ev.n == 0 ? 0.5 : 1.0, kd, &v, &n, &dt);
+        double sum = apply_potential(m, V, kind, i, ev.t, ev.n == 0 ? 0.5 : 1.0, kd, 0, &v, &n, &dt);
         counts[kind]++;
         if (cm) check_speed(cm, V, v, n, ev.t);
         if (!isfinite(sum)) {

@@ -29,6 +29,7 @@ struct avi_engine {
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
+    int prefetch;          /* the working set is past the L2 cache: prefetch ahead */
     uint64_t group_splits; /* group ticks cut by another entry at their time, or by contact */
     avi_event *tie;        /* heap of the entries of one time (run_tie in engine.c) */
     size_t tie_cap;
@@ -76,6 +77,46 @@ static inline void avi_drift(avi_vertex *V, const uint32_t *idx, int n, double t
         p->x[1] += h * p->v[1];
         p->x[2] += h * p->v[2];
         p->tau = t;
+        x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
+    }
+#endif
+}
+
+/* Drifts the listed vertices to t in place (a group tick's start). */
+static inline void avi_drift_all(avi_vertex *V, const uint32_t *idx, uint32_t n, double t)
+{
+#ifdef __AVX2__
+    const __m256d tt = _mm256_set1_pd(t);
+    for (uint32_t a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        __m256d xt = _mm256_loadu_pd(p->x), vm = _mm256_loadu_pd(p->v);
+        __m256d h = _mm256_sub_pd(tt, _mm256_permute4x64_pd(xt, 0xFF));
+        _mm256_storeu_pd(p->x, _mm256_blend_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), tt, 0x8));
+    }
+#else
+    for (uint32_t a = 0; a < n; a++) {
+        avi_vertex *p = &V[idx[a]];
+        double h = t - p->tau;
+        p->x[0] += h * p->v[0];
+        p->x[1] += h * p->v[1];
+        p->x[2] += h * p->v[2];
+        p->tau = t;
+    }
+#endif
+}
+
+/* Copies the positions of stencil vertices already at the event's time. */
+static inline void avi_gather(const avi_vertex *V, const uint32_t *idx, int n, double x[][3])
+{
+#ifdef __AVX2__
+    for (int a = 0; a < n; a++) {
+        __m256d xt = _mm256_loadu_pd(V[idx[a]].x);
+        _mm_storeu_pd(x[a], _mm256_castpd256_pd128(xt));
+        _mm_store_sd(&x[a][2], _mm256_extractf128_pd(xt, 1));
+    }
+#else
+    for (int a = 0; a < n; a++) {
+        const avi_vertex *p = &V[idx[a]];
         x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
     }
 #endif

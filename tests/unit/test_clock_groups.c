@@ -208,6 +208,48 @@ START_TEST(test_expand_mid_tick)
 }
 END_TEST
 
+/* A group's vertex list is the union of its members' stencils, ascending,
+ * each vertex once (a tick drifts exactly these at its start). */
+START_TEST(test_group_vertex_lists)
+{
+    avi_model *m = levels_model(4, 4);
+    avi_engine *e = avi_engine_create(m, NULL);
+    const avi_clock_groups *g = &e->groups;
+    ck_assert_uint_gt(g->ngroup, 1);
+    uint8_t *seen = calloc(m->nv, 1);
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        const avi_clock_group *gr = &g->group[k];
+        const uint32_t *list = g->vertex + gr->vfirst;
+        memset(seen, 0, m->nv);
+        size_t stencil_total = 0;
+        for (uint32_t j = 0; j < gr->count; j++) {
+            uint32_t id = g->member[gr->first + j], i = id & AVI_ID_INDEX_MASK;
+            const uint32_t *v;
+            int n;
+            switch (id >> AVI_ID_KIND_SHIFT) {
+            case AVI_KIND_SPRING: v = m->springs[i].v; n = 2; break;
+            case AVI_KIND_TET: v = m->tets[i].v; n = 4; break;
+            case AVI_KIND_GRAVITY: v = &m->gravity[i].v; n = 1; break;
+            default: ck_abort_msg("unexpected kind in the levels model"); return;
+            }
+            for (int a = 0; a < n; a++) seen[v[a]] = 1;
+            stencil_total += (size_t)n;
+        }
+        size_t distinct = 0;
+        for (size_t v = 0; v < m->nv; v++) distinct += seen[v];
+        ck_assert_uint_eq(gr->vcount, distinct);
+        ck_assert_uint_lt(gr->vcount, stencil_total); /* members share vertices */
+        for (uint32_t a = 0; a < gr->vcount; a++) {
+            ck_assert(seen[list[a]]);
+            if (a) ck_assert_uint_lt(list[a - 1], list[a]);
+        }
+    }
+    free(seen);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static void load_fails(avi_engine *e, const avi_event *ev, size_t n, const char *needle)
 {
     avi_error err = {0};
@@ -297,6 +339,7 @@ static Suite *groups_suite(void)
     tcase_add_test(tc, test_exact_steps_group_equal_steps);
     tcase_add_test(tc, test_split_group_stays_single_clocks);
     tcase_add_test(tc, test_expand_mid_tick);
+    tcase_add_test(tc, test_group_vertex_lists);
     tcase_add_test(tc, test_load_rejects_bad_entries);
     tcase_add_test(tc, test_groups_with_contact);
     suite_add_tcase(s, tc);
