@@ -48,16 +48,14 @@ static size_t working_set_bytes(const avi_model *m)
            m->nhinge * sizeof *m->hinges + m->ntet * sizeof *m->tets;
 }
 
-/* Prefetching pays once the working set leaves the L2 cache; below, its
- * instructions are pure cost (bench/README.md: graded meshes). Half the L2
- * size leaves room for the queue and the groups; 1 MiB where unknown. */
-static size_t prefetch_threshold(void)
+/* The L2 cache size, 2 MiB where unknown. */
+static size_t l2_bytes(void)
 {
     long l2 = -1;
 #ifdef _SC_LEVEL2_CACHE_SIZE
     l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-    return l2 > 0 ? (size_t)l2 / 2 : (size_t)1 << 20;
+    return l2 > 0 ? (size_t)l2 : (size_t)2 << 20;
 }
 
 avi_engine *avi_engine_create(avi_model *m, avi_error *err)
@@ -83,7 +81,12 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
         avi_engine_destroy(e);
         return NULL;
     }
-    e->prefetch = working_set_bytes(m) > prefetch_threshold();
+    /* Prefetching pays once the working set leaves the L2 cache; below,
+     * its instructions are pure cost (bench/README.md, graded meshes). Half
+     * the L2 leaves room for the queue and the groups. */
+    size_t l2 = l2_bytes();
+    e->prefetch = working_set_bytes(m) > l2 / 2;
+    e->drift_all_max = (uint32_t)(l2 / 4 / sizeof *m->vert);
     /* Every clock starts at t0 = 0 with n = 0; a group's cursor at its first member. */
     const avi_clock_groups *g = &e->groups;
     for (uint32_t k = 0; k < g->ngroup; k++) {
@@ -279,7 +282,7 @@ static inline __attribute__((always_inline)) void prefetch_vertices(const avi_mo
 /* The first members of the group an upcoming queue entry ticks: the
  * records of `records` of them, the vertices of `vertices`. */
 static inline __attribute__((always_inline)) void prefetch_group(const avi_model *m, const avi_clock_groups *groups, const avi_event *x,
-                                  uint32_t records, uint32_t vertices)
+                                  uint32_t records, uint32_t vertices, uint32_t drift_all_max)
 {
     uint32_t g;
     if (!x || !(x->n & AVI_GROUP_CURSOR) || (g = avi_group_of(groups, x->id)) == AVI_GROUP_NONE) return;
@@ -287,7 +290,7 @@ static inline __attribute__((always_inline)) void prefetch_group(const avi_model
     const uint32_t *mem = groups->member + gr->first;
     for (uint32_t a = gr->pos; a < gr->pos + records && a < gr->count; a++) prefetch_record(m, mem[a]);
     if (vertices == 0) return;
-    if (gr->pos == 0) { /* the tick will start by drifting the group's vertex list */
+    if (gr->pos == 0 && gr->vcount <= drift_all_max) { /* the tick starts by drifting these */
         const uint32_t *list = groups->vertex + gr->vfirst;
         for (uint32_t a = 0; a < 4 * vertices && a < gr->vcount; a++) __builtin_prefetch(&m->vert[list[a]], 1);
     } else {
@@ -518,6 +521,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     const double kd = e->damping;
     struct avi_contact_manager *cm = e->contact;
     const int prefetch = e->prefetch;
+    const uint32_t drift_all_max = e->drift_all_max;
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
     double t_last = -INFINITY; /* time of the last event processed */
@@ -562,12 +566,15 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             }
             if (prefetch) {
                 for (uint32_t a = pos; a < pos + PREFETCH_MEMBERS && a < end; a++) prefetch_record(m, mem[a]);
-                prefetch_group(m, groups, avi_tl_peek(q, 1), 0, PREFETCH_VERTICES);
-                prefetch_group(m, groups, avi_tl_peek(q, 2), PREFETCH_MEMBERS, 0);
+                prefetch_group(m, groups, avi_tl_peek(q, 1), 0, PREFETCH_VERTICES, drift_all_max);
+                prefetch_group(m, groups, avi_tl_peek(q, 2), PREFETCH_MEMBERS, 0, drift_all_max);
             }
             /* From the first member: drift every member's vertices once
-             * (clock_groups.h); members then only read their positions. */
-            int drifted = pos == 0;
+             * (clock_groups.h); members then only read their positions.
+             * Not for groups whose vertex records pass a quarter of the L2
+             * cache (large step levels): they would be gone before their
+             * members come back to them. */
+            int drifted = pos == 0 && gr->vcount <= drift_all_max;
             if (drifted) avi_drift_all(V, groups->vertex + gr->vfirst, gr->vcount, ev.t);
             do {
                 uint32_t id = mem[pos];

@@ -30,6 +30,7 @@ struct avi_engine {
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
     int prefetch;          /* the working set is past the L2 cache: prefetch ahead */
+    uint32_t drift_all_max; /* group ticks drift vertex lists up to this size at once */
     uint64_t group_splits; /* group ticks cut by another entry at their time, or by contact */
     avi_event *tie;        /* heap of the entries of one time (run_tie in engine.c) */
     size_t tie_cap;

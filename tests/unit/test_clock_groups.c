@@ -114,8 +114,8 @@ START_TEST(test_exact_steps_group_equal_steps)
 {
     avi_mesh mesh;
     ck_assert_int_eq(avi_mesh_tet_box(0.04, 0.02, 0.02, 4, 2, 2, &mesh, NULL), AVI_OK);
-    avi_model *m[2];
-    for (int c = 0; c < 2; c++) {
+    avi_model *m[3];
+    for (int c = 0; c < 3; c++) {
         m[c] = avi_model_create();
         int b = avi_model_add_body(m[c], "box");
         for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m[c], b, mesh.x[i]);
@@ -132,17 +132,25 @@ START_TEST(test_exact_steps_group_equal_steps)
         ck_assert_int_eq(avi_model_finalize(m[c], &r), 0);
     }
     avi_engine *a = avi_engine_create(m[0], NULL), *b = avi_engine_create(m[1], NULL);
+    avi_engine *c = avi_engine_create(m[2], NULL);
     ck_assert_uint_gt(a->groups.ngroup, 0);
     reload(b, 0);
+    /* Both ways of running a group tick, with and without prefetching:
+     * a drifts each group's vertex list at once, c each member's stencil. */
+    a->prefetch = 1;
+    c->prefetch = 0;
+    c->drift_all_max = 0;
     double lo, hi;
     avi_model_time_step_range(m[0], AVI_KIND_TET, &lo, &hi);
     ck_assert_int_eq(avi_engine_advance(a, 5000 * hi), AVI_OK);
     ck_assert_int_eq(avi_engine_advance(b, 5000 * hi), AVI_OK);
+    ck_assert_int_eq(avi_engine_advance(c, 5000 * hi), AVI_OK);
     assert_same_state(a, b);
+    assert_same_state(c, b);
     avi_engine_destroy(a);
     avi_engine_destroy(b);
-    avi_model_destroy(m[0]);
-    avi_model_destroy(m[1]);
+    avi_engine_destroy(c);
+    for (int k = 0; k < 3; k++) avi_model_destroy(m[k]);
     avi_mesh_free(&mesh);
 }
 END_TEST
