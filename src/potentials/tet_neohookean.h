@@ -84,9 +84,12 @@ static inline void avi_tet_gradient_scalar(const avi_tet *t, const double x[4][3
  * in the same order (multiply and add apart, as the build contracts
  * nothing), so the result is bitwise that of avi_tet_gradient_scalar
  * (tests/unit/test_potentials_fd.c checks it). Lane 3 carries zeros. */
+/* Three scalar loads: a 128-bit load of x[a] would not be forwarded from
+ * the scalar stores that callers may have written it with (a stall of
+ * about a dozen cycles per load in the synchronous sweep). */
 static inline __m256d avi_tet_load3(const double a[3])
 {
-    return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(a)), _mm_load_sd(a + 2), 1);
+    return _mm256_setr_pd(a[0], a[1], a[2], 0.0);
 }
 
 static inline void avi_tet_store3(double a[3], __m256d v)
