@@ -53,31 +53,44 @@ size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out);
  * only. Returns AVI_OK, or an error filled into err. */
 int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err);
 
+/* Drifts one vertex record to t: x += (t - tau) v, tau := t. */
+#ifdef __AVX2__
+/* The record's first half is (x, tau), its second (v, 1/m): one multiply
+ * and one add per half record, rounded as the scalar code (no fused
+ * multiply-add), then tau := t in lane 3. Returns the new (x, t). */
+static inline __m256d avi_drift_record(avi_vertex *p, __m256d tt)
+{
+    __m256d xt = _mm256_loadu_pd(p->x), vm = _mm256_loadu_pd(p->v);
+    __m256d h = _mm256_sub_pd(tt, _mm256_permute4x64_pd(xt, 0xFF));
+    __m256d nx = _mm256_blend_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), tt, 0x8);
+    _mm256_storeu_pd(p->x, nx);
+    return nx;
+}
+#else
+static inline void avi_drift_record(avi_vertex *p, double t)
+{
+    double h = t - p->tau;
+    p->x[0] += h * p->v[0];
+    p->x[1] += h * p->v[1];
+    p->x[2] += h * p->v[2];
+    p->tau = t;
+}
+#endif
+
 /* Drifts the stencil's vertices to t and copies their positions into x. */
 static inline void avi_drift(avi_vertex *V, const uint32_t *idx, int n, double t, double x[][3])
 {
 #ifdef __AVX2__
-    /* The record's first half is (x, tau), its second (v, 1/m): one
-     * multiply and one add per half record, rounded as the scalar code
-     * (no fused multiply-add), then tau := t in lane 3. */
     const __m256d tt = _mm256_set1_pd(t);
     for (int a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        __m256d xt = _mm256_loadu_pd(p->x), vm = _mm256_loadu_pd(p->v);
-        __m256d h = _mm256_sub_pd(tt, _mm256_permute4x64_pd(xt, 0xFF));
-        __m256d nx = _mm256_blend_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), tt, 0x8);
-        _mm256_storeu_pd(p->x, nx);
+        __m256d nx = avi_drift_record(&V[idx[a]], tt);
         _mm_storeu_pd(x[a], _mm256_castpd256_pd128(nx));
         _mm_store_sd(&x[a][2], _mm256_extractf128_pd(nx, 1));
     }
 #else
     for (int a = 0; a < n; a++) {
         avi_vertex *p = &V[idx[a]];
-        double h = t - p->tau;
-        p->x[0] += h * p->v[0];
-        p->x[1] += h * p->v[1];
-        p->x[2] += h * p->v[2];
-        p->tau = t;
+        avi_drift_record(p, t);
         x[a][0] = p->x[0]; x[a][1] = p->x[1]; x[a][2] = p->x[2];
     }
 #endif
@@ -88,21 +101,9 @@ static inline void avi_drift_all(avi_vertex *V, const uint32_t *idx, uint32_t n,
 {
 #ifdef __AVX2__
     const __m256d tt = _mm256_set1_pd(t);
-    for (uint32_t a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        __m256d xt = _mm256_loadu_pd(p->x), vm = _mm256_loadu_pd(p->v);
-        __m256d h = _mm256_sub_pd(tt, _mm256_permute4x64_pd(xt, 0xFF));
-        _mm256_storeu_pd(p->x, _mm256_blend_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), tt, 0x8));
-    }
+    for (uint32_t a = 0; a < n; a++) (void)avi_drift_record(&V[idx[a]], tt);
 #else
-    for (uint32_t a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        double h = t - p->tau;
-        p->x[0] += h * p->v[0];
-        p->x[1] += h * p->v[1];
-        p->x[2] += h * p->v[2];
-        p->tau = t;
-    }
+    for (uint32_t a = 0; a < n; a++) avi_drift_record(&V[idx[a]], t);
 #endif
 }
 
