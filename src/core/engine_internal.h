@@ -124,24 +124,48 @@ static inline void avi_gather(const avi_vertex *V, const uint32_t *idx, int n, d
 #endif
 }
 
+#ifdef __AVX2__
+/* v -= w M^-1 g on one vertex record, g in lanes 0-2 (lane 3 zero, so that
+ * lane 3 of (v, 1/m) keeps 1/m). */
+static inline void avi_kick_record(avi_vertex *p, __m256d ww, __m256d ga)
+{
+    __m256d vm = _mm256_loadu_pd(p->v);
+    __m256d s = _mm256_mul_pd(ww, _mm256_permute4x64_pd(vm, 0xFF));
+    _mm256_storeu_pd(p->v, _mm256_sub_pd(vm, _mm256_mul_pd(s, ga)));
+}
+
+static inline double avi_lane_sum(__m256d sum)
+{
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+/* avi_kick with the gradient in registers (avi_tet_gradient_lanes). */
+static inline double avi_kick_lanes(avi_vertex *V, const uint32_t *idx, int n, double w, const __m256d g[])
+{
+    const __m256d ww = _mm256_set1_pd(w);
+    __m256d sum = _mm256_setzero_pd();
+    for (int a = 0; a < n; a++) {
+        avi_kick_record(&V[idx[a]], ww, g[a]);
+        sum = _mm256_add_pd(sum, g[a]);
+    }
+    return avi_lane_sum(sum);
+}
+#endif
+
 /* v_a -= w M_a^-1 g_a; returns a sum of the impulse components, whose
  * finiteness is the blow-up check. */
 static inline double avi_kick(avi_vertex *V, const uint32_t *idx, int n, double w, const double g[][3])
 {
 #ifdef __AVX2__
-    /* Lane 3 of (v, 1/m) keeps 1/m: its gradient lane is 0. */
     const __m256d ww = _mm256_set1_pd(w);
     __m256d sum = _mm256_setzero_pd();
     for (int a = 0; a < n; a++) {
-        avi_vertex *p = &V[idx[a]];
-        __m256d vm = _mm256_loadu_pd(p->v);
-        __m256d s = _mm256_mul_pd(ww, _mm256_permute4x64_pd(vm, 0xFF));
         __m256d ga = _mm256_set_pd(0.0, g[a][2], g[a][1], g[a][0]);
-        _mm256_storeu_pd(p->v, _mm256_sub_pd(vm, _mm256_mul_pd(s, ga)));
+        avi_kick_record(&V[idx[a]], ww, ga);
         sum = _mm256_add_pd(sum, ga);
     }
-    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    return avi_lane_sum(sum);
 #else
     double sum = 0.0;
     for (int a = 0; a < n; a++) {

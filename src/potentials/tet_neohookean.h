@@ -113,13 +113,16 @@ static inline __m256d avi_tet_comb(double c0, __m256d a, double c1, __m256d b, d
     return _mm256_add_pd(r, _mm256_mul_pd(_mm256_set1_pd(c2), c));
 }
 
-static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], double g[4][3])
+/* The gradient from and into registers: x[a] holds vertex a's position in
+ * lanes 0-2; lane 3 may hold anything equal and finite in all four (the
+ * engine passes the vertex records' tau, all at the event's time), as only
+ * differences of positions enter. g[a] gets lane 3 = +-0. */
+static inline void avi_tet_gradient_lanes(const avi_tet *t, const __m256d x[4], __m256d g[4])
 {
     const double *D = t->dm_inv;
-    __m256d x0 = avi_tet_load3(x[0]);
-    __m256d e0 = _mm256_sub_pd(avi_tet_load3(x[1]), x0);
-    __m256d e1 = _mm256_sub_pd(avi_tet_load3(x[2]), x0);
-    __m256d e2 = _mm256_sub_pd(avi_tet_load3(x[3]), x0);
+    __m256d e0 = _mm256_sub_pd(x[1], x[0]);
+    __m256d e1 = _mm256_sub_pd(x[2], x[0]);
+    __m256d e2 = _mm256_sub_pd(x[3], x[0]);
     __m256d f0 = avi_tet_comb(D[0], e0, D[3], e1, D[6], e2);
     __m256d f1 = avi_tet_comb(D[1], e0, D[4], e1, D[7], e2);
     __m256d f2 = avi_tet_comb(D[2], e0, D[5], e1, D[8], e2);
@@ -134,15 +137,19 @@ static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], doub
     __m256d p0 = _mm256_add_pd(_mm256_mul_pd(mu, f0), _mm256_mul_pd(ss, c0));
     __m256d p1 = _mm256_add_pd(_mm256_mul_pd(mu, f1), _mm256_mul_pd(ss, c1));
     __m256d p2 = _mm256_add_pd(_mm256_mul_pd(mu, f2), _mm256_mul_pd(ss, c2));
-    __m256d g1 = avi_tet_comb(D[0], p0, D[1], p1, D[2], p2);
-    __m256d g2 = avi_tet_comb(D[3], p0, D[4], p1, D[5], p2);
-    __m256d g3 = avi_tet_comb(D[6], p0, D[7], p1, D[8], p2);
+    g[1] = avi_tet_comb(D[0], p0, D[1], p1, D[2], p2);
+    g[2] = avi_tet_comb(D[3], p0, D[4], p1, D[5], p2);
+    g[3] = avi_tet_comb(D[6], p0, D[7], p1, D[8], p2);
     /* Negation by the sign bit, as the scalar unary minus (0 - x would turn -0 into +0). */
-    __m256d g0 = _mm256_xor_pd(_mm256_add_pd(_mm256_add_pd(g1, g2), g3), _mm256_set1_pd(-0.0));
-    avi_tet_store3(g[0], g0);
-    avi_tet_store3(g[1], g1);
-    avi_tet_store3(g[2], g2);
-    avi_tet_store3(g[3], g3);
+    g[0] = _mm256_xor_pd(_mm256_add_pd(_mm256_add_pd(g[1], g[2]), g[3]), _mm256_set1_pd(-0.0));
+}
+
+static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], double g[4][3])
+{
+    __m256d xv[4], gv[4];
+    for (int a = 0; a < 4; a++) xv[a] = avi_tet_load3(x[a]);
+    avi_tet_gradient_lanes(t, xv, gv);
+    for (int a = 0; a < 4; a++) avi_tet_store3(g[a], gv[a]);
 }
 #else
 static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], double g[4][3])
