@@ -229,7 +229,7 @@ __attribute__((cold, noinline)) static void damp(const avi_vertex *V, avi_kind k
 }
 
 /* Prefetching. Past the L2 cache a record or vertex load costs 50-100 ns,
- * and one potential step (~400 instructions) fills the out-of-order window,
+ * and one potential step (some hundreds of instructions) fills the reorder window,
  * so the next member's loads would not start before this one's end. So:
  * a group tick requests the records of the members PREFETCH_MEMBERS ahead
  * and, once those have arrived, the vertices of the members
