@@ -21,23 +21,6 @@ static int u32_cmp(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Writes the stencil of potential id into v; returns its size. */
-static int stencil_of(const avi_model *m, uint32_t id, uint32_t v[4])
-{
-    uint32_t i = id & AVI_ID_INDEX_MASK;
-    const uint32_t *s;
-    int n;
-    switch (id >> AVI_ID_KIND_SHIFT) {
-    case AVI_KIND_SPRING: s = m->springs[i].v; n = 2; break;
-    case AVI_KIND_MEMBRANE: s = m->membranes[i].v; n = 3; break;
-    case AVI_KIND_HINGE: s = m->hinges[i].v; n = 4; break;
-    case AVI_KIND_TET: s = m->tets[i].v; n = 4; break;
-    default: s = &m->gravity[i].v; n = 1; break;
-    }
-    memcpy(v, s, (size_t)n * sizeof *v);
-    return n;
-}
-
 /* Each group's vertex list: its members' stencils, sorted, each vertex once. */
 static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
 {
@@ -57,7 +40,13 @@ static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
     for (uint32_t k = 0; k < g->ngroup; k++) {
         avi_clock_group *gr = &g->group[k];
         size_t c = 0;
-        for (uint32_t j = 0; j < gr->count; j++) c += (size_t)stencil_of(m, g->member[gr->first + j], tmp + c);
+        for (uint32_t j = 0; j < gr->count; j++) {
+            uint32_t id = g->member[gr->first + j];
+            const uint32_t *v;
+            int n = avi_model_stencil(m, (avi_kind)(id >> AVI_ID_KIND_SHIFT), id & AVI_ID_INDEX_MASK, &v);
+            memcpy(tmp + c, v, (size_t)n * sizeof *v);
+            c += (size_t)n;
+        }
         qsort(tmp, c, sizeof *tmp, u32_cmp);
         gr->vfirst = at;
         for (size_t j = 0; j < c; j++)

@@ -22,19 +22,6 @@ avi_time_step avi_default_time_step(void)
     return r;
 }
 
-/* Stencil of potential i of a kind: vertex count and indices. */
-static int stencil(const avi_model *m, avi_kind kind, size_t i, const uint32_t **v)
-{
-    switch (kind) {
-    case AVI_KIND_SPRING: *v = m->springs[i].v; return 2;
-    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; return 3;
-    case AVI_KIND_HINGE: *v = m->hinges[i].v; return 4;
-    case AVI_KIND_TET: *v = m->tets[i].v; return 4;
-    case AVI_KIND_GRAVITY: *v = &m->gravity[i].v; return 1;
-    default: *v = NULL; return 0;
-    }
-}
-
 static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
 {
     switch (kind) {
@@ -68,7 +55,7 @@ static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*
 static double omega2(const avi_model *m, avi_kind kind, size_t i, const uint32_t *valence)
 {
     const uint32_t *v;
-    int n = stencil(m, kind, i, &v);
+    int n = avi_model_stencil(m, kind, i, &v);
     double X[4][3], x[4][3], im[4], H[144];
     for (int a = 0; a < n; a++) {
         v3_copy(X[a], m->rest[v[a]]);
@@ -85,7 +72,7 @@ static double omega2(const avi_model *m, avi_kind kind, size_t i, const uint32_t
 static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
 {
     const uint32_t *v;
-    int n = stencil(m, kind, i, &v);
+    int n = avi_model_stencil(m, kind, i, &v);
     double X[4][3];
     for (int a = 0; a < n; a++) v3_copy(X[a], m->rest[v[a]]);
     if (kind == AVI_KIND_TET) return delta * avi_tet_inradius(X) / m->tet_c[i];
@@ -105,7 +92,7 @@ static double *rule_step(avi_model *m, const avi_time_step *rule, avi_kind kind,
 {
     if (rule->kind_fixed[kind] > 0.0) return NULL;
     const uint32_t *v;
-    stencil(m, kind, i, &v);
+    avi_model_stencil(m, kind, i, &v);
     if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) return NULL;
     return dt_slot(m, kind, i);
 }
@@ -262,12 +249,12 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
         memset(valence, 0, m->nv * sizeof *valence);
         for (size_t i = 0; i < n; i++) {
             const uint32_t *v;
-            int nsv = stencil(m, kind, i, &v);
+            int nsv = avi_model_stencil(m, kind, i, &v);
             for (int a = 0; a < nsv; a++) valence[v[a]]++;
         }
         for (size_t i = 0; i < n; i++) {
             const uint32_t *v;
-            int nsv = stencil(m, kind, i, &v);
+            int nsv = avi_model_stencil(m, kind, i, &v);
             double body_dt = m->bodies[m->body_of[v[0]]].fixed_dt;
             double dt;
             if (rule->kind_fixed[k] > 0.0) dt = rule->kind_fixed[k];
@@ -328,7 +315,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             size_t n = avi_model_potential_count(m, (avi_kind)k);
             for (size_t i = 0; i < n; i++) {
                 const uint32_t *v;
-                int nsv = stencil(m, (avi_kind)k, i, &v);
+                int nsv = avi_model_stencil(m, (avi_kind)k, i, &v);
                 if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) continue;
                 double cap = INFINITY;
                 for (int a = 0; a < nsv; a++)

@@ -76,6 +76,20 @@ struct avi_model {
     avi_error err;
 };
 
+/* Stencil of potential i of a kind (elastic or gravity): vertex count and
+ * indices; 0 and NULL for other kinds. */
+static inline int avi_model_stencil(const avi_model *m, avi_kind kind, size_t i, const uint32_t **v)
+{
+    switch (kind) {
+    case AVI_KIND_SPRING: *v = m->springs[i].v; return 2;
+    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; return 3;
+    case AVI_KIND_HINGE: *v = m->hinges[i].v; return 4;
+    case AVI_KIND_TET: *v = m->tets[i].v; return 4;
+    case AVI_KIND_GRAVITY: *v = &m->gravity[i].v; return 1;
+    default: *v = NULL; return 0;
+    }
+}
+
 /* Sets the model's error (printf-style) and returns -1. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
