@@ -389,6 +389,55 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
     }
 }
 
+#ifdef __AVX2__
+/* Members pos..end-1 of a group tick whose members are all tetrahedra,
+ * with the vertices already drifted, no damping and no contact: the member
+ * loop of avi_engine_advance without its per-member dispatch. Each member
+ * still gathers, evaluates and kicks in member order, so the state is
+ * bitwise that of the general loop; w = half * dt is the same product for
+ * every member, whose steps are the group's. The blow-up check sums the
+ * impulses of the whole tick. When that sum is not finite, the members'
+ * gradients are evaluated again (the kicks change velocities, not
+ * positions, so they come out the same) to name the first member whose own
+ * impulse is not finite, as the general loop would; *done returns the
+ * members that count as run. */
+static inline __attribute__((always_inline)) int tet_tick(avi_engine *e, const uint32_t *mem, uint32_t pos,
+                                                          uint32_t end, double t, double w, int prefetch,
+                                                          uint32_t *done)
+{
+    const avi_model *m = e->model;
+    avi_vertex *V = m->vert;
+    const avi_tet *T = m->tets;
+    const __m256d ww = _mm256_set1_pd(w);
+    __m256d sum = _mm256_setzero_pd();
+    for (uint32_t a = pos; a < end; a++) {
+        if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
+        const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
+        __m256d xv[4], gv[4];
+        for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
+        avi_tet_gradient_lanes(p, xv, gv);
+        for (int b = 0; b < 4; b++) {
+            avi_kick_record(&V[p->v[b]], ww, gv[b]);
+            sum = _mm256_add_pd(sum, gv[b]);
+        }
+    }
+    *done = end - pos;
+    if (isfinite(avi_lane_sum(sum))) return AVI_OK;
+    for (uint32_t a = pos; a < end; a++) {
+        const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
+        __m256d xv[4], gv[4], s = _mm256_setzero_pd();
+        for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
+        avi_tet_gradient_lanes(p, xv, gv);
+        for (int b = 0; b < 4; b++) s = _mm256_add_pd(s, gv[b]);
+        if (!isfinite(avi_lane_sum(s))) {
+            *done = a + 1 - pos;
+            return blow_up(e, AVI_KIND_TET, mem[a] & AVI_ID_INDEX_MASK, t, p->v, 4);
+        }
+    }
+    return AVI_OK; /* only the sum over the tick overflowed */
+}
+#endif
+
 /* A vertex faster than the contact manager's speed cap voids its
  * look-ahead: the manager runs before the next event. */
 static inline void check_speed(struct avi_contact_manager *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
@@ -591,6 +640,17 @@ int avi_engine_advance(avi_engine *e, double t_stop)
              * members come back to them. */
             int drifted = pos == 0 && gr->vcount <= drift_all_max;
             if (drifted) avi_drift_all(V, groups->vertex + gr->vfirst, gr->vcount, ev.t);
+#ifdef __AVX2__
+            /* Ids sort by kind: first and last member tetrahedra, all are. */
+            if (drifted && !cm && kd == 0.0 && mem[0] >> AVI_ID_KIND_SHIFT == AVI_KIND_TET &&
+                mem[gr->count - 1] >> AVI_ID_KIND_SHIFT == AVI_KIND_TET) {
+                uint32_t done;
+                rc = tet_tick(e, mem, pos, end, ev.t, half * gr->dt, prefetch, &done);
+                counts[AVI_KIND_TET] += done;
+                if (rc != AVI_OK) goto out;
+                pos = end;
+            } else
+#endif
             do {
                 uint32_t id = mem[pos];
                 unsigned k = id >> AVI_ID_KIND_SHIFT;

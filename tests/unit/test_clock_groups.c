@@ -155,6 +155,51 @@ START_TEST(test_exact_steps_group_equal_steps)
 }
 END_TEST
 
+/* A blow-up inside a tetrahedron-only group tick (the engine's dispatch-free
+ * member loop, which checks the impulses once per tick) names the member
+ * and counts the events that one clock per potential would. */
+START_TEST(test_blow_up_in_tet_group_names_the_member)
+{
+    avi_mesh mesh;
+    ck_assert_int_eq(avi_mesh_tet_box(0.04, 0.02, 0.02, 4, 2, 2, &mesh, NULL), AVI_OK);
+    avi_model *m[2];
+    uint32_t fast = (uint32_t)mesh.vertex_count / 2; /* an interior vertex, away from the first tets */
+    for (int c = 0; c < 2; c++) {
+        m[c] = avi_model_create();
+        int b = avi_model_add_body(m[c], "box");
+        for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m[c], b, mesh.x[i]);
+        for (size_t t = 0; t < mesh.tet_count; t++) {
+            const uint32_t *v = mesh.tets[t];
+            ck_assert_int_eq(avi_model_add_tet(m[c], v[0], v[1], v[2], v[3], &rubber), 0);
+        }
+        double x[3], v[3] = {0.0, 0.0, 0.0};
+        memcpy(x, m[c]->vert[fast].x, sizeof x);
+        v[0] = 400.0; /* crosses its neighbours' faces within one step */
+        avi_model_set_state(m[c], fast, x, v);
+        avi_time_step r = avi_default_time_step();
+        r.rule = AVI_DT_FIXED;
+        r.fixed = 1.0e-4;
+        ck_assert_int_eq(avi_model_finalize(m[c], &r), 0);
+    }
+    avi_engine *a = avi_engine_create(m[0], NULL), *b = avi_engine_create(m[1], NULL);
+    ck_assert_uint_eq(a->groups.ngroup, 1);
+    reload(b, 0);
+    ck_assert_int_eq(avi_engine_advance(a, 1.0), AVI_ERR_RUN);
+    ck_assert_int_eq(avi_engine_advance(b, 1.0), AVI_ERR_RUN);
+    const char *ma = avi_engine_error(a)->message, *mb = avi_engine_error(b)->message;
+    ck_assert_msg(strstr(ma, "blow-up") && strstr(ma, "tet") && !strstr(ma, "tet 0 "), "%s", ma);
+    ck_assert_str_eq(ma, mb);
+    /* The tick ran past the failing member only in the tet loop; the
+     * events counted are those up to it, as with single clocks. */
+    ck_assert_uint_eq(avi_engine_event_count(a, AVI_KIND_TET), avi_engine_event_count(b, AVI_KIND_TET));
+    ck_assert_uint_gt(avi_engine_event_count(a, AVI_KIND_TET), mesh.tet_count);
+    avi_engine_destroy(a);
+    avi_engine_destroy(b);
+    for (int k = 0; k < 2; k++) avi_model_destroy(m[k]);
+    avi_mesh_free(&mesh);
+}
+END_TEST
+
 /* Entries of a group that are not all at one (t, n) keep one clock each. */
 START_TEST(test_split_group_stays_single_clocks)
 {
@@ -345,6 +390,7 @@ static Suite *groups_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_groups_give_the_single_clock_order);
     tcase_add_test(tc, test_exact_steps_group_equal_steps);
+    tcase_add_test(tc, test_blow_up_in_tet_group_names_the_member);
     tcase_add_test(tc, test_split_group_stays_single_clocks);
     tcase_add_test(tc, test_expand_mid_tick);
     tcase_add_test(tc, test_group_vertex_lists);
