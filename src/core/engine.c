@@ -389,54 +389,92 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
     }
 }
 
-#ifdef __AVX2__
-/* Members pos..end-1 of a group tick whose members are all tetrahedra,
- * with the vertices already drifted, no damping and no contact: the member
- * loop of avi_engine_advance without its per-member dispatch. Each member
- * still gathers, evaluates and kicks in member order, so the state is
- * bitwise that of the general loop; w = half * dt is the same product for
- * every member, whose steps are the group's. The blow-up check sums the
- * impulses of the whole tick. When that sum is not finite, the members'
- * gradients are evaluated again (the kicks change velocities, not
- * positions, so they come out the same) to name the first member whose own
- * impulse is not finite, as the general loop would; *done returns the
- * members that count as run. */
-static inline __attribute__((always_inline)) int tet_tick(avi_engine *e, const uint32_t *mem, uint32_t pos,
-                                                          uint32_t end, double t, double w, int prefetch,
-                                                          uint32_t *done)
+/* The impulse sum apply_potential returns for a member of a drifted group
+ * tick, at the current positions, without a trace: the kick it applies to
+ * the stencil's velocities is undone. Positions do not change between a
+ * tick's drift and its end, so this is the sum the member had. */
+static double member_impulse_sum(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t, double half)
 {
-    const avi_model *m = e->model;
+    const uint32_t *v;
+    int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
+    avi_vertex saved[4];
+    for (int a = 0; a < n; a++) saved[a] = V[v[a]];
+    int nk;
+    double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, &v, &nk, &dt);
+    for (int a = 0; a < n; a++) V[v[a]] = saved[a];
+    return sum;
+}
+
+/* The first member of a tick, from pos, whose impulse sum is not finite
+ * (uniform_tick). */
+__attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, unsigned kind, const uint32_t *mem,
+                                                                uint32_t pos, uint32_t end, double t, double half,
+                                                                uint32_t *done)
+{
+    avi_model *m = e->model;
+    for (uint32_t a = pos; a < end; a++) {
+        uint32_t i = mem[a] & AVI_ID_INDEX_MASK;
+        if (!isfinite(member_impulse_sum(m, m->vert, kind, i, t, half))) {
+            const uint32_t *v;
+            int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
+            *done = a + 1 - pos;
+            return blow_up(e, kind, i, t, v, n);
+        }
+    }
+    return AVI_OK;
+}
+
+/* Members pos..end-1 of a group tick whose members are all of one kind,
+ * with the vertices already drifted, no damping and no contact: the member
+ * loop of avi_engine_advance with kind, damping and drift fixed, so that
+ * apply_potential compiles to one straight path. The events, their order
+ * and so every bit of the state are those of the general loop. The blow-up
+ * check adds up the members' impulse sums and tests the total once per
+ * tick; when it is not finite, the members are evaluated again to name the
+ * first whose own sum is not finite, as the general loop would (none: only
+ * the total overflowed). *done returns the events that count as run. */
+static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, unsigned kind, const uint32_t *mem,
+                                                              uint32_t pos, uint32_t end, double t, double half,
+                                                              int prefetch, uint32_t *done)
+{
+    avi_model *m = e->model;
     avi_vertex *V = m->vert;
-    const avi_tet *T = m->tets;
-    const __m256d ww = _mm256_set1_pd(w);
-    __m256d sum = _mm256_setzero_pd();
+#ifdef __AVX2__
+    if (kind == AVI_KIND_TET) {
+        /* apply_potential's AVX2 tet path, its impulse sums left in lanes
+         * and added up over the tick. A member sum that overflows while
+         * the tick's lanes do not (impulses near 1e308 of opposite signs)
+         * escapes this check; its vertices then blow up at their next event. */
+        const avi_tet *T = m->tets;
+        const __m256d ww = _mm256_set1_pd(half * T[mem[pos] & AVI_ID_INDEX_MASK].dt);
+        __m256d sum = _mm256_setzero_pd();
+        for (uint32_t a = pos; a < end; a++) {
+            if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
+            const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
+            __m256d xv[4], gv[4];
+            for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
+            avi_tet_gradient_lanes(p, xv, gv);
+            for (int b = 0; b < 4; b++) {
+                avi_kick_record(&V[p->v[b]], ww, gv[b]);
+                sum = _mm256_add_pd(sum, gv[b]);
+            }
+        }
+        *done = end - pos;
+        if (isfinite(avi_lane_sum(sum))) return AVI_OK;
+        return uniform_tick_blow_up(e, kind, mem, pos, end, t, half, done);
+    }
+#endif
+    const uint32_t *v;
+    int n;
+    double dt, total = 0.0;
     for (uint32_t a = pos; a < end; a++) {
         if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
-        const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
-        __m256d xv[4], gv[4];
-        for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
-        avi_tet_gradient_lanes(p, xv, gv);
-        for (int b = 0; b < 4; b++) {
-            avi_kick_record(&V[p->v[b]], ww, gv[b]);
-            sum = _mm256_add_pd(sum, gv[b]);
-        }
+        total += apply_potential(m, V, kind, mem[a] & AVI_ID_INDEX_MASK, t, half, 0.0, 1, &v, &n, &dt);
     }
     *done = end - pos;
-    if (isfinite(avi_lane_sum(sum))) return AVI_OK;
-    for (uint32_t a = pos; a < end; a++) {
-        const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
-        __m256d xv[4], gv[4], s = _mm256_setzero_pd();
-        for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
-        avi_tet_gradient_lanes(p, xv, gv);
-        for (int b = 0; b < 4; b++) s = _mm256_add_pd(s, gv[b]);
-        if (!isfinite(avi_lane_sum(s))) {
-            *done = a + 1 - pos;
-            return blow_up(e, AVI_KIND_TET, mem[a] & AVI_ID_INDEX_MASK, t, p->v, 4);
-        }
-    }
-    return AVI_OK; /* only the sum over the tick overflowed */
+    if (isfinite(total)) return AVI_OK;
+    return uniform_tick_blow_up(e, kind, mem, pos, end, t, half, done);
 }
-#endif
 
 /* A vertex faster than the contact manager's speed cap voids its
  * look-ahead: the manager runs before the next event. */
@@ -640,17 +678,26 @@ int avi_engine_advance(avi_engine *e, double t_stop)
              * members come back to them. */
             int drifted = pos == 0 && gr->vcount <= drift_all_max;
             if (drifted) avi_drift_all(V, groups->vertex + gr->vfirst, gr->vcount, ev.t);
-#ifdef __AVX2__
-            /* Ids sort by kind: first and last member tetrahedra, all are. */
-            if (drifted && !cm && kd == 0.0 && mem[0] >> AVI_ID_KIND_SHIFT == AVI_KIND_TET &&
-                mem[gr->count - 1] >> AVI_ID_KIND_SHIFT == AVI_KIND_TET) {
-                uint32_t done;
-                rc = tet_tick(e, mem, pos, end, ev.t, half * gr->dt, prefetch, &done);
-                counts[AVI_KIND_TET] += done;
-                if (rc != AVI_OK) goto out;
-                pos = end;
+            /* Without damping or contact, each run of members of one kind
+             * (ids sort by kind) in a loop of its own. */
+            if (drifted && !cm && kd == 0.0) {
+                while (pos < end) {
+                    unsigned k = mem[pos] >> AVI_ID_KIND_SHIFT;
+                    uint32_t run = mem[end - 1] >> AVI_ID_KIND_SHIFT == k
+                                       ? end
+                                       : members_before(mem, pos, end, (uint32_t)(k + 1) << AVI_ID_KIND_SHIFT);
+                    uint32_t done = 0;
+                    switch (k) {
+                    case AVI_KIND_TET: rc = uniform_tick(e, AVI_KIND_TET, mem, pos, run, ev.t, half, prefetch, &done); break;
+                    case AVI_KIND_MEMBRANE: rc = uniform_tick(e, AVI_KIND_MEMBRANE, mem, pos, run, ev.t, half, prefetch, &done); break;
+                    case AVI_KIND_HINGE: rc = uniform_tick(e, AVI_KIND_HINGE, mem, pos, run, ev.t, half, prefetch, &done); break;
+                    default: rc = uniform_tick(e, k, mem, pos, run, ev.t, half, prefetch, &done); break;
+                    }
+                    counts[k] += done;
+                    if (rc != AVI_OK) goto out;
+                    pos = run;
+                }
             } else
-#endif
             do {
                 uint32_t id = mem[pos];
                 unsigned k = id >> AVI_ID_KIND_SHIFT;
