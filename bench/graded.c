@@ -23,8 +23,11 @@
  *    run, the stricter yardstick.
  * The ideal speed-up is sync events / AVI events, the measured one sync
  * time / AVI time (CPU time of the process, and wall time); their ratio is
- * the sync cost per event over the AVI cost per event. Total energy is
- * sampled 20 times (outside the timed spans) to show both runs are sound.
+ * the sync cost per event over the AVI cost per event. The four engines of
+ * a mesh run side by side: the end time is cut into 40 slices and they take
+ * turns slice by slice, so that the load bursts of a shared machine fall on
+ * all of them alike. Total energy is sampled after every slice (outside the
+ * timed spans) to show that the runs are sound.
  *
  *   build/bench/graded [--mesh tet|shell]... [--ratio R]... [--steps S]
  *                      [--shape taper|bar] [--cells NX] [--fine H] [--repeat N]
@@ -34,7 +37,8 @@
  * across; 400 for the strip, 6 across); --fine: the first cell's length
  * (default 2 mm for the bar, 20 mm for the strip: about 6 shell
  * thicknesses, so that membranes, not hinges, set the steps); --repeat:
- * runs of each engine (default 3), the fastest (CPU) kept.
+ * rounds (default 3); an engine's time is the sum over the slices of its
+ * fastest run of each slice.
  * One JSON object per (mesh, ratio, AVI rule) on stdout, a table on stderr. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
@@ -149,88 +153,135 @@ typedef struct {
     uint64_t events;
     double cpu, wall;
     double e_change; /* (E(T) - E(0)) / |E(0)| */
-    double e_maxdev; /* max |E(t) - E(0)| / |E(0)| over the samples */
+    double e_maxdev; /* max |E(t) - E(0)| / |E(0)| over the slices */
     double dt_min, dt_max, h, t_end;
     size_t potentials;
 } result;
 
-#define SAMPLES 20
+/* The run to the end time is cut into SLICES equal spans of simulated time,
+ * and the engines of one mesh take turns slice by slice. */
+#define SLICES 40
+#define ENGINES 4 /* sync, then the three AVI rules */
 
-/* One run of `steps` smallest steps; sync != 0: the explicit synchronous
- * integrator. The smallest step is the same under both AVI rules (the cap
- * lowers a step only down to the smallest step on its vertices), so every
- * run of a mesh has the same end time. */
-static int run_one(const spec *s, const avi_mesh *mesh, int sync, double neighbor_ratio, int levels, int steps,
-                   double t_end, result *r)
+typedef struct {
+    avi_model *m;
+    avi_engine *e;
+    double e0; /* total energy at t = 0 */
+    double cpu[SLICES], wall[SLICES];
+    result r;
+} runner;
+
+static void runner_free(runner *u)
+{
+    avi_engine_destroy(u->e);
+    avi_model_destroy(u->m);
+    u->e = NULL;
+    u->m = NULL;
+}
+
+/* Builds the model and engine of one run of `steps` smallest steps (t_end
+ * 0) or to t_end; sync != 0: the explicit synchronous integrator. The
+ * smallest step is the same under every AVI rule (the cap lowers a step
+ * only down to the smallest step on its vertices), so every run of a mesh
+ * has the same end time. */
+static int runner_start(runner *u, const spec *s, const avi_mesh *mesh, int sync, double neighbor_ratio, int levels,
+                        int steps, double t_end)
 {
     avi_error err;
-    avi_model *m = build_model(s, mesh, neighbor_ratio, levels, &err);
-    if (!m) {
+    memset(u, 0, sizeof *u);
+    if (!(u->m = build_model(s, mesh, neighbor_ratio, levels, &err))) {
         fprintf(stderr, "graded: %s\n", err.message);
         return -1;
     }
+    result *r = &u->r;
     r->dt_min = INFINITY;
-    r->dt_max = 0.0;
-    r->potentials = 0;
     for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        if (!avi_model_potential_count(m, (avi_kind)k)) continue;
+        if (!avi_model_potential_count(u->m, (avi_kind)k)) continue;
         double lo, hi;
-        avi_model_time_step_range(m, (avi_kind)k, &lo, &hi);
+        avi_model_time_step_range(u->m, (avi_kind)k, &lo, &hi);
         r->dt_min = fmin(r->dt_min, lo);
         r->dt_max = fmax(r->dt_max, hi);
-        r->potentials += avi_model_potential_count(m, (avi_kind)k);
+        r->potentials += avi_model_potential_count(u->m, (avi_kind)k);
     }
-    avi_engine *e;
     if (sync) {
         avi_sync_options o = avi_default_sync_options();
         o.type = AVI_INTEGRATOR_SYNC_EXPLICIT;
         o.h = 0.0; /* the smallest potential step */
-        e = avi_engine_create_sync(m, &o, &err);
+        u->e = avi_engine_create_sync(u->m, &o, &err);
     } else {
-        e = avi_engine_create(m, &err);
+        u->e = avi_engine_create(u->m, &err);
     }
-    if (!e) {
+    if (!u->e) {
         fprintf(stderr, "graded: %s\n", err.message);
-        avi_model_destroy(m);
+        runner_free(u);
         return -1;
     }
-    r->h = sync ? avi_engine_sync_step(e) : 0.0;
+    r->h = sync ? avi_engine_sync_step(u->e) : 0.0;
     r->t_end = t_end > 0.0 ? t_end : steps * r->dt_min;
-    avi_observation o0, o;
-    avi_engine_observe(e, 0.0, &o0);
-    r->cpu = r->wall = 0.0;
-    r->e_maxdev = 0.0;
-    int rc = 0;
-    for (int k = 1; k <= SAMPLES && !rc; k++) {
-        double t = r->t_end * k / SAMPLES;
-        double w0 = bench_now(), c0 = cpu_now();
-        rc = avi_engine_advance(e, t);
-        r->cpu += cpu_now() - c0;
-        r->wall += bench_now() - w0;
-        avi_engine_observe(e, t, &o);
-        double dev = fabs(o.total - o0.total) / fabs(o0.total);
-        if (!(dev <= r->e_maxdev)) r->e_maxdev = dev; /* NaN sticks */
-    }
-    if (rc) fprintf(stderr, "graded: %s\n", avi_engine_error(e)->message);
-    r->e_change = (o.total - o0.total) / fabs(o0.total);
-    r->events = avi_engine_events_total(e);
-    avi_engine_destroy(e);
-    avi_model_destroy(m);
-    return rc;
+    avi_observation o;
+    avi_engine_observe(u->e, 0.0, &o);
+    u->e0 = o.total;
+    return 0;
 }
 
-/* The fastest of `repeat` runs by CPU time, with the smallest wall time of
- * any of them (the machine is shared). */
-static int run_best(const spec *s, const avi_mesh *mesh, int sync, double nr, int levels, int steps, double t_end,
-                    int repeat, result *best)
+/* Slice k (1..SLICES): advance to its end, timed; then sample the energy. */
+static int runner_slice(runner *u, int k)
 {
-    for (int k = 0; k < repeat; k++) {
-        result r;
-        if (run_one(s, mesh, sync, nr, levels, steps, t_end, &r)) return -1;
-        if (k == 0 || r.cpu < best->cpu) {
-            double wall = k == 0 ? r.wall : fmin(best->wall, r.wall);
-            *best = r;
-            best->wall = wall;
+    double t = u->r.t_end * k / SLICES;
+    double w0 = bench_now(), c0 = cpu_now();
+    int rc = avi_engine_advance(u->e, t);
+    u->cpu[k - 1] = cpu_now() - c0;
+    u->wall[k - 1] = bench_now() - w0;
+    if (rc) {
+        fprintf(stderr, "graded: %s\n", avi_engine_error(u->e)->message);
+        return -1;
+    }
+    avi_observation o;
+    avi_engine_observe(u->e, t, &o);
+    double dev = fabs(o.total - u->e0) / fabs(u->e0);
+    if (!(dev <= u->r.e_maxdev)) u->r.e_maxdev = dev; /* NaN sticks */
+    u->r.e_change = (o.total - u->e0) / fabs(u->e0);
+    u->r.events = avi_engine_events_total(u->e);
+    return 0;
+}
+
+/* `repeat` rounds; in each the four engines run slice by slice, taking
+ * turns (the first of each slice rotates), so that the load bursts of a
+ * shared machine fall on all of them alike. Each engine's time is the sum
+ * over the slices of its fastest run of that slice; the runs are
+ * deterministic, so every round does the same events in each slice. */
+static int run_interleaved(const spec *s, const avi_mesh *mesh, int steps, const double ratios[3], const int levels[3],
+                           int repeat, result out[ENGINES])
+{
+    double best_cpu[ENGINES][SLICES], best_wall[ENGINES][SLICES];
+    for (int round = 0; round < repeat; round++) {
+        runner u[ENGINES];
+        int rc = runner_start(&u[0], s, mesh, 1, 1.0, 0, steps, 0.0);
+        for (int k = 1; k < ENGINES && !rc; k++) {
+            rc = runner_start(&u[k], s, mesh, 0, ratios[k - 1], levels[k - 1], steps, u[0].r.t_end);
+            if (rc) {
+                for (int j = 0; j < k; j++) runner_free(&u[j]);
+                return -1;
+            }
+        }
+        if (rc) return -1;
+        for (int k = 1; k <= SLICES && !rc; k++)
+            for (int j = 0; j < ENGINES && !rc; j++) rc = runner_slice(&u[(j + k) % ENGINES], k);
+        for (int j = 0; j < ENGINES; j++) {
+            for (int k = 0; k < SLICES && !rc; k++) {
+                if (round == 0 || u[j].cpu[k] < best_cpu[j][k]) best_cpu[j][k] = u[j].cpu[k];
+                if (round == 0 || u[j].wall[k] < best_wall[j][k]) best_wall[j][k] = u[j].wall[k];
+            }
+            out[j] = u[j].r;
+            runner_free(&u[j]);
+        }
+        if (rc) return -1;
+    }
+    for (int j = 0; j < ENGINES; j++) {
+        out[j].cpu = out[j].wall = 0.0;
+        for (int k = 0; k < SLICES; k++) {
+            out[j].cpu += best_cpu[j][k];
+            out[j].wall += best_wall[j][k];
         }
     }
     return 0;
@@ -247,12 +298,11 @@ static int bench_spec(const spec *s, int steps, int repeat, int *printed)
     }
     const char *mesh_name = s->kind == MESH_TET ? "tet" : "shell";
     size_t elements = s->kind == MESH_TET ? mesh.tet_count : mesh.triangle_count;
-    result sy = {0}, av[3] = {{0}, {0}, {0}};
-    if (run_best(s, &mesh, 1, 1.0, 0, steps, 0.0, repeat, &sy)) goto fail;
     const double ratios[3] = {1.0, 0.0, 1.0};
     const int levels[3] = {0, 0, 4};
-    for (int k = 0; k < 3; k++)
-        if (run_best(s, &mesh, 0, ratios[k], levels[k], steps, sy.t_end, repeat, &av[k])) goto fail;
+    result runs[ENGINES];
+    if (run_interleaved(s, &mesh, steps, ratios, levels, repeat, runs)) goto fail;
+    const result sy = runs[0], *av = runs + 1;
     if (av[0].t_end != sy.t_end || av[1].t_end != sy.t_end || av[2].t_end != sy.t_end || sy.h != sy.dt_min) {
         fprintf(stderr, "graded: the runs of one mesh do not share the end time\n");
         goto fail;
