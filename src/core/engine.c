@@ -430,9 +430,11 @@ __attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, u
  * apply_potential compiles to one straight path. The events, their order
  * and so every bit of the state are those of the general loop. The blow-up
  * check adds up the members' impulse sums and tests the total once per
- * tick; when it is not finite, the members are evaluated again to name the
+ * run; when it is not finite, the members are evaluated again to name the
  * first whose own sum is not finite, as the general loop would (none: only
- * the total overflowed). *done returns the events that count as run. */
+ * the total overflowed). *done returns the events that count as run, as
+ * in the general loop; unlike there, the members after a failing one have
+ * been kicked too (the run stops with an error either way). */
 static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, unsigned kind, const uint32_t *mem,
                                                               uint32_t pos, uint32_t end, double t, double half,
                                                               int prefetch, uint32_t *done)
