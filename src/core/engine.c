@@ -340,7 +340,7 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
                 for (int a = 0; a < 4; a++) xv[a] = avi_drift_record(&V[p->v[a]], tt);
             }
             avi_tet_gradient_lanes(p, xv, gv);
-            return avi_kick_lanes(V, p->v, 4, half * dt, gv);
+            return avi_lane_sum(avi_kick_lanes(V, p->v, 4, half * dt, gv));
         }
 #endif
         if (drifted) avi_gather(V, p->v, 4, x);
@@ -444,11 +444,11 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
 #ifdef __AVX2__
     if (kind == AVI_KIND_TET) {
         /* apply_potential's AVX2 tet path, its impulse sums left in lanes
-         * and added up over the tick. A member sum that overflows while
-         * the tick's lanes do not (impulses near 1e308 of opposite signs)
+         * and added up over the run. A member sum that overflows while
+         * the run's lanes do not (impulses near 1e308 of opposite signs)
          * escapes this check; its vertices then blow up at their next event. */
         const avi_tet *T = m->tets;
-        const __m256d ww = _mm256_set1_pd(half * T[mem[pos] & AVI_ID_INDEX_MASK].dt);
+        const double w = half * T[mem[pos] & AVI_ID_INDEX_MASK].dt;
         __m256d sum = _mm256_setzero_pd();
         for (uint32_t a = pos; a < end; a++) {
             if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
@@ -456,10 +456,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
             __m256d xv[4], gv[4];
             for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
             avi_tet_gradient_lanes(p, xv, gv);
-            for (int b = 0; b < 4; b++) {
-                avi_kick_record(&V[p->v[b]], ww, gv[b]);
-                sum = _mm256_add_pd(sum, gv[b]);
-            }
+            sum = _mm256_add_pd(sum, avi_kick_lanes(V, p->v, 4, w, gv));
         }
         *done = end - pos;
         if (isfinite(avi_lane_sum(sum))) return AVI_OK;

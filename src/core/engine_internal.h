@@ -140,8 +140,10 @@ static inline double avi_lane_sum(__m256d sum)
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 
-/* avi_kick with the gradient in registers (avi_tet_gradient_lanes). */
-static inline double avi_kick_lanes(avi_vertex *V, const uint32_t *idx, int n, double w, const __m256d g[])
+/* avi_kick with the gradient in registers (avi_tet_gradient_lanes); returns
+ * the impulse's lanes summed over the stencil: avi_lane_sum of them is
+ * avi_kick's sum. */
+static inline __m256d avi_kick_lanes(avi_vertex *V, const uint32_t *idx, int n, double w, const __m256d g[])
 {
     const __m256d ww = _mm256_set1_pd(w);
     __m256d sum = _mm256_setzero_pd();
@@ -149,7 +151,7 @@ static inline double avi_kick_lanes(avi_vertex *V, const uint32_t *idx, int n, d
         avi_kick_record(&V[idx[a]], ww, g[a]);
         sum = _mm256_add_pd(sum, g[a]);
     }
-    return avi_lane_sum(sum);
+    return sum;
 }
 #endif
 
