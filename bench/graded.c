@@ -17,10 +17,10 @@
  *  - with the AVI under the default time-step rule (neighbor_ratio 1: no
  *    potential's step above the smallest step on its vertices);
  *  - with the AVI with neighbor_ratio 0 (no cap);
- *  - with the AVI under the default rule with time_step.levels_per_octave 4
- *    (steps rounded down to 4 levels per octave: more events, in memory
- *    order); its "ideal_speedup_exact" counts the events of the exact-step
- *    run, the stricter yardstick.
+ *  - with the AVI under the default rule with time_step.levels_per_octave L
+ *    (--levels, default 16: steps rounded down to L levels per octave, more
+ *    events, in memory order); its "ideal_speedup_exact" counts the events
+ *    of the exact-step run, the stricter yardstick.
  * The ideal speed-up is sync events / AVI events, the measured one sync
  * time / AVI time (CPU time of the process, and wall time); their ratio is
  * the sync cost per event over the AVI cost per event. The four engines of
@@ -30,7 +30,8 @@
  * timed spans) to show that the runs are sound.
  *
  *   build/bench/graded [--mesh tet|shell]... [--ratio R]... [--steps S]
- *                      [--shape taper|bar] [--cells NX] [--fine H] [--repeat N]
+ *                      [--shape taper|bar] [--cells NX] [--fine H] [--levels L]
+ *                      [--no-reorder] [--repeat N]
  *
  * --steps: synchronous steps of each run (default: 4000 for the bar, 1500
  * for the strip); --cells: cells along x (default 120 for the bar, 3 x 3
@@ -38,7 +39,10 @@
  * (default 2 mm for the bar, 20 mm for the strip: about 6 shell
  * thicknesses, so that membranes, not hinges, set the steps); --repeat:
  * rounds (default 3); an engine's time is the sum over the slices of its
- * fastest run of each slice.
+ * fastest run of each slice. The mesh's vertices and elements are put in
+ * Morton order (avi_mesh_reorder), as a user would for a large mesh;
+ * --no-reorder keeps the generator's order (x fastest), where the
+ * potentials of one step lie a row apart in memory.
  * One JSON object per (mesh, ratio, AVI rule) on stdout, a table on stderr. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
@@ -68,6 +72,8 @@ typedef struct {
     double ratio;
     int nx, nyz; /* cells along x, and across (each transverse direction) */
     double fine;  /* length of the first (finest) cell, m */
+    int reorder;  /* vertices and elements in Morton order (avi_mesh_reorder) */
+    int levels;   /* levels_per_octave of the third AVI rule */
 } spec;
 
 /* Exponential grading of u in [0, 1] onto [0, L] with last cell / first
@@ -105,6 +111,7 @@ static int build_mesh(const spec *s, avi_mesh *mesh, avi_error *err)
             p[2] = 0.1 * w * sin(M_PI * j / s->nyz);
         }
     }
+    if (s->reorder && (rc = avi_mesh_reorder(mesh, NULL, err))) return rc;
     return avi_mesh_validate(mesh, "graded mesh", err);
 }
 
@@ -299,7 +306,7 @@ static int bench_spec(const spec *s, int steps, int repeat, int *printed)
     const char *mesh_name = s->kind == MESH_TET ? "tet" : "shell";
     size_t elements = s->kind == MESH_TET ? mesh.tet_count : mesh.triangle_count;
     const double ratios[3] = {1.0, 0.0, 1.0};
-    const int levels[3] = {0, 0, 4};
+    const int levels[3] = {0, 0, s->levels};
     result runs[ENGINES];
     if (run_interleaved(s, &mesh, steps, ratios, levels, repeat, runs)) goto fail;
     const result sy = runs[0], *av = runs + 1;
@@ -320,7 +327,8 @@ static int bench_spec(const spec *s, int steps, int repeat, int *printed)
         double ideal = (double)sy.events / (double)a->events;
         double ideal_exact = (double)sy.events / (double)av[0].events;
         char rule_name[64];
-        snprintf(rule_name, sizeof rule_name, "neighbor_ratio %g%s", ratios[k], levels[k] ? ", levels 4" : "");
+        if (levels[k]) snprintf(rule_name, sizeof rule_name, "neighbor_ratio %g, levels %d", ratios[k], levels[k]);
+        else snprintf(rule_name, sizeof rule_name, "neighbor_ratio %g", ratios[k]);
         double sp_cpu = sy.cpu / a->cpu, sp_wall = sy.wall / a->wall;
         printf("{\"bench\": \"graded\", \"mesh\": \"%s\", \"shape\": \"%s\", \"ratio\": %g, \"cells_x\": %d, "
                "\"cells_across\": %d, \"elements\": %zu, \"vertices\": %zu, \"potentials\": %zu, "
@@ -331,13 +339,13 @@ static int bench_spec(const spec *s, int steps, int repeat, int *printed)
                "\"speedup_wall\": %.3f, \"efficiency_cpu\": %.3f, \"efficiency_wall\": %.3f, "
                "\"sync_ns_per_event\": %.1f, \"avi_ns_per_event\": %.1f, \"sync_energy_rel_change\": %.3e, "
                "\"sync_energy_max_rel_dev\": %.3e, \"avi_energy_rel_change\": %.3e, \"avi_energy_max_rel_dev\": %.3e, "
-               "\"repeat\": %d}\n",
+               "\"reorder\": %d, \"repeat\": %d}\n",
                mesh_name, s->shape == SHAPE_TAPER ? "taper" : "bar", s->ratio, s->nx, s->nyz, elements,
                mesh.vertex_count, a->potentials, ratios[k], levels[k], ideal_exact, sp_cpu / ideal_exact,
                a->dt_max / a->dt_min, sy.h, a->t_end, steps,
                (unsigned long long)sy.events, (unsigned long long)a->events, ideal, sy.cpu, a->cpu, sy.wall, a->wall,
                sp_cpu, sp_wall, sp_cpu / ideal, sp_wall / ideal, 1e9 * sy.cpu / (double)sy.events,
-               1e9 * a->cpu / (double)a->events, sy.e_change, sy.e_maxdev, a->e_change, a->e_maxdev, repeat);
+               1e9 * a->cpu / (double)a->events, sy.e_change, sy.e_maxdev, a->e_change, a->e_maxdev, s->reorder, repeat);
         fflush(stdout);
         fprintf(stderr,
                 "| %s | 1:%g | %zu | %zu | %s | %.1f | %d | %.3g | %.3g | %.2f | %.2f | %.2f | %.2f | "
@@ -358,12 +366,16 @@ int main(int argc, char **argv)
 {
     mesh_kind meshes[4];
     double ratios[8];
-    int nm = 0, nr = 0, steps = 0, cells = 0, repeat = 3;
+    int nm = 0, nr = 0, steps = 0, cells = 0, repeat = 3, reorder = 1, levels = 16;
     double fine = 0.0;
     shape_kind shape = SHAPE_TAPER;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = v != NULL;
+        if (!strcmp(a, "--no-reorder")) {
+            reorder = 0;
+            continue;
+        }
         if (ok && !strcmp(a, "--mesh") && nm < 4 && (!strcmp(v, "tet") || !strcmp(v, "shell")))
             meshes[nm++] = !strcmp(v, "tet") ? MESH_TET : MESH_SHELL;
         else if (ok && !strcmp(a, "--ratio") && nr < 8 && atof(v) > 1.0) ratios[nr++] = atof(v);
@@ -371,12 +383,13 @@ int main(int argc, char **argv)
         else if (ok && !strcmp(a, "--cells") && atoi(v) > 1) cells = atoi(v);
         else if (ok && !strcmp(a, "--fine") && atof(v) > 0.0) fine = atof(v);
         else if (ok && !strcmp(a, "--repeat") && atoi(v) > 0) repeat = atoi(v);
+        else if (ok && !strcmp(a, "--levels") && atoi(v) > 0 && atoi(v) <= 64) levels = atoi(v);
         else if (ok && !strcmp(a, "--shape") && (!strcmp(v, "taper") || !strcmp(v, "bar")))
             shape = !strcmp(v, "taper") ? SHAPE_TAPER : SHAPE_BAR;
         else {
             fprintf(stderr,
                     "usage: %s [--mesh tet|shell]... [--ratio R]... [--steps S] [--shape taper|bar] [--cells NX] "
-                    "[--repeat N]\n",
+                    "[--fine H] [--levels L] [--no-reorder] [--repeat N]\n",
                     argv[0]);
             return 2;
         }
@@ -393,7 +406,8 @@ int main(int argc, char **argv)
     int printed = 0;
     for (int k = 0; k < nm; k++)
         for (int j = 0; j < nr; j++) {
-            spec s = {meshes[k], shape, ratios[j], 0, 0, fine > 0.0 ? fine : meshes[k] == MESH_TET ? 0.002 : 0.02};
+            spec s = {meshes[k], shape, ratios[j], 0, 0, fine > 0.0 ? fine : meshes[k] == MESH_TET ? 0.002 : 0.02,
+                      reorder, levels};
             s.nx = cells ? cells : meshes[k] == MESH_TET ? 120 : 400;
             s.nyz = meshes[k] == MESH_TET ? 3 : 6;
             int st = steps ? steps : meshes[k] == MESH_TET ? 4000 : 1500;

@@ -459,9 +459,16 @@ int avi_mesh_reorder(avi_mesh *m, uint32_t *old_to_new, avi_error *err)
                 lo[i] = fmin(lo[i], m->x[v][i]);
                 hi[i] = fmax(hi[i], m->x[v][i]);
             }
+    /* One scale for the three axes (the bounding box's longest side), so
+     * that the curve's cells are cubes: per-axis scales would stretch them
+     * along a long body and put far-apart elements next to each other. */
+    double side = 0.0;
+    for (int i = 0; i < 3; i++)
+        if (hi[i] - lo[i] > side) side = hi[i] - lo[i];
     for (size_t v = 0; v < n; v++) {
-        keys[v].key = spread3(quantize(m->x[v][0], lo[0], hi[0])) | spread3(quantize(m->x[v][1], lo[1], hi[1])) << 1
-                    | spread3(quantize(m->x[v][2], lo[2], hi[2])) << 2;
+        keys[v].key = spread3(quantize(m->x[v][0], lo[0], lo[0] + side))
+                    | spread3(quantize(m->x[v][1], lo[1], lo[1] + side)) << 1
+                    | spread3(quantize(m->x[v][2], lo[2], lo[2] + side)) << 2;
         keys[v].elem = v;
     }
     qsort(keys, n, sizeof *keys, cmp_key_elem);

@@ -727,6 +727,15 @@ START_TEST(test_reorder)
     ck_assert_int_eq(e.repeated_dir, 0);
     ck_assert(enclosed_volume(&m) > 4.0);
     avi_mesh_free(&m);
+
+    /* A long bar (64 x 2 x 2 cells): the curve's cells are cubes, so
+     * neighbours stay close in the order (with one scale per axis, cells
+     * 32 times longer than wide put a cross-section's vertices far apart). */
+    ck_assert_int_eq(avi_mesh_tet_box(64, 2, 2, 64, 2, 2, &m, NULL), 0);
+    ck_assert_int_eq(avi_mesh_reorder(&m, NULL, NULL), 0);
+    double span = mean_edge_span(&m);
+    ck_assert_msg(span < 20.0, "long bar: mean edge span %g", span);
+    avi_mesh_free(&m);
 }
 END_TEST
 

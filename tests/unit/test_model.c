@@ -245,6 +245,41 @@ START_TEST(test_step_levels)
 }
 END_TEST
 
+/* Steps that differ only by rounding become the smallest of them; steps
+ * further apart stay apart, and no step rises. Separate springs (no shared
+ * vertex, so no neighbour cap) with stiffnesses k (1 + eps). */
+START_TEST(test_rounding_equal_steps_merge)
+{
+    const double rel[5] = {0.0, 4e-14, -3e-14, 1e-9, -1e-9}; /* relative stiffness changes */
+    double X[10][3] = {{0}};
+    for (int i = 0; i < 10; i++) X[i][0] = 2.0 * (i / 2) + (i % 2);
+    avi_model *m = with_vertices((const double (*)[3])X, 10);
+    for (int i = 0; i < 10; i++) avi_model_add_mass(m, (uint32_t)i, 1.5);
+    double exact[5];
+    for (int s = 0; s < 5; s++) {
+        double k = 7.0 * (1.0 + rel[s]);
+        avi_model_add_spring(m, (uint32_t)(2 * s), (uint32_t)(2 * s + 1), k, 0.0);
+        exact[s] = 0.25 * 2.0 / sqrt(k * (2.0 / 1.5));
+    }
+    const double g[3] = {0.0, 0.0, -9.81};
+    avi_model_set_gravity(m, g);
+    ck_assert_int_eq(avi_model_finalize(m, NULL), 0);
+    double dt[5];
+    for (int s = 0; s < 5; s++) dt[s] = avi_model_time_step(m, AVI_KIND_SPRING, (size_t)s);
+    /* the first three within 1e-12: all the smallest (spring 1, stiffest) */
+    ck_assert_msg(dt[0] == dt[1] && dt[2] == dt[1], "%.17g %.17g %.17g", dt[0], dt[1], dt[2]);
+    ck_assert(fabs(dt[1] - exact[1]) <= 1e-15 * exact[1]);
+    /* 1e-9 apart: their own steps */
+    ck_assert(dt[3] < dt[1] && dt[4] > dt[1]);
+    for (int s = 3; s < 5; s++) ck_assert(fabs(dt[s] - exact[s]) <= 1e-15 * exact[s]);
+    for (int s = 0; s < 5; s++) ck_assert(dt[s] <= exact[s] * (1.0 + 1e-15));
+    /* gravity takes the smallest step on its vertex, merged the same way */
+    for (size_t i = 0; i < 10; i++)
+        ck_assert(avi_model_time_step(m, AVI_KIND_GRAVITY, i) == dt[i / 2]);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -259,6 +294,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_lumped_masses);
     tcase_add_test(tc, test_time_step_rules);
     tcase_add_test(tc, test_step_levels);
+    tcase_add_test(tc, test_rounding_equal_steps_merge);
     suite_add_tcase(s, tc);
     return s;
 }
