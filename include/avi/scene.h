@@ -170,6 +170,7 @@ typedef struct {
     char *file;           /* file: resolved path (absolute when it exists) */
     double jitter;        /* 0: none */
     uint64_t seed;
+    int reorder;          /* vertices and elements in Morton order (avi_mesh_reorder) */
 } avi_scene_mesh;
 
 typedef enum { AVI_SURFACE_NONE = 0, AVI_SURFACE_SPHERE, AVI_SURFACE_CIRCLE } avi_surface_kind;

@@ -61,7 +61,9 @@ static int mesh_fail(const bctx *c, int line, const char *key, const avi_error *
     return fail(c, e->status != AVI_OK ? e->status : AVI_ERR_INPUT, line, key, "%s", e->message);
 }
 
-static int make_mesh(const bctx *c, avi_mesh *mesh)
+/* The body's mesh; with mesh.reorder, *renumber gets the map from the
+ * mesh's own vertex numbers to the new ones (freed by the caller). */
+static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
 {
     const avi_scene_mesh *sm = &c->b->mesh;
     avi_error e = {AVI_OK, ""};
@@ -80,6 +82,11 @@ static int make_mesh(const bctx *c, avi_mesh *mesh)
     if (rc) return mesh_fail(c, c->b->mesh_line, "mesh", &e);
     if (sm->jitter > 0.0 && avi_mesh_jitter_interior(mesh, sm->jitter, sm->seed, &e))
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
+    if (sm->reorder) {
+        if (!(*renumber = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof **renumber)))
+            return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
+        if (avi_mesh_reorder(mesh, *renumber, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+    }
     char what[200];
     where(c, c->b->mesh_line, "mesh", what, sizeof what);
     if (avi_mesh_validate(mesh, what, &e)) {
@@ -166,8 +173,9 @@ static unsigned char *open_edge_vertices(const avi_mesh *mesh)
 }
 
 /* Marks the pinned vertices (body-local), checking what the scene could
- * not check before the mesh existed. */
-static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, unsigned char *pinned)
+ * not check before the mesh existed. pinned.indices name vertices as the
+ * mesh numbers them; `renumber` (mesh.reorder, else NULL) maps them. */
+static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uint32_t *renumber, unsigned char *pinned)
 {
     const avi_scene_body *b = c->b;
     if (b->pin == AVI_PIN_INDICES) {
@@ -175,7 +183,7 @@ static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, unsigned 
             if (b->pin_indices[i] >= nv)
                 return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
                             "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], nv);
-            pinned[b->pin_indices[i]] = 1;
+            pinned[renumber ? renumber[b->pin_indices[i]] : b->pin_indices[i]] = 1;
         }
     } else if (b->pin == AVI_PIN_BOX) {
         size_t n = 0;
@@ -196,7 +204,7 @@ static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, unsigned 
 
 /* Adds the body's vertices: rest positions, initial state, pins. */
 static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int body, const double (*vel)[3],
-                        const unsigned char *pinned_extra, uint32_t *first)
+                        const unsigned char *pinned_extra, const uint32_t *renumber, uint32_t *first)
 {
     const avi_scene_body *b = c->b;
     double (*rest)[3] = malloc((nv ? nv : 1) * sizeof *rest);
@@ -213,7 +221,7 @@ static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int bo
             centroid[k] += rest[v][k] / (double)nv;
         }
     if (pinned_extra) memcpy(pinned, pinned_extra, nv);
-    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, pinned))) goto done;
+    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, renumber, pinned))) goto done;
     *first = (uint32_t)avi_model_vertex_count(c->m);
     for (size_t v = 0; v < nv; v++) {
         int64_t id = avi_model_add_vertex(c->m, body, rest[v]);
@@ -253,7 +261,8 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
     uint32_t (*edges)[2] = NULL, (*global)[3] = NULL, (*surface)[3] = NULL;
     size_t nedge = 0, nsurface = 0;
     unsigned char *used = NULL, *boundary = NULL;
-    int rc = make_mesh(c, &mesh);
+    uint32_t *renumber = NULL;
+    int rc = make_mesh(c, &mesh, &renumber);
     if (rc) goto done;
 
     static const char *const model_names[] = {"shell", "membrane", "neo-hookean", "spring"};
@@ -315,7 +324,8 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
             goto done;
         }
     }
-    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, &first))) goto done;
+    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, renumber, &first)))
+        goto done;
 
     if (shell) {
         avi_shell_material sm = {mat->youngs, mat->poisson, mat->density, mat->thickness};
@@ -376,6 +386,7 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
 done:
     /* The mesh may have lost arrays to info; avi_mesh_free copes with NULL. */
     avi_mesh_free(&mesh);
+    free(renumber);
     free(edges);
     free(global);
     free(surface);
@@ -402,7 +413,7 @@ static int build_particle_body(const bctx *c, int body, avi_scene_body_info *inf
         pinned[i] = (unsigned char)(b->particles[i].pinned != 0);
     }
     uint32_t first;
-    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, &first))) goto done;
+    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, NULL, &first))) goto done;
     for (size_t i = 0; i < n; i++)
         if (b->particles[i].mass > 0.0 && avi_model_add_mass(c->m, first + (uint32_t)i, b->particles[i].mass)) {
             rc = model_fail(c);

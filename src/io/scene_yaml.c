@@ -321,7 +321,7 @@ static const struct {
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness"},
     {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
-    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed"},
+    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed reorder"},
     {"bodies.#.particles.#", "x v mass pinned constraint"},
     {"bodies.#.particles.#.constraint", "sphere circle"},
     {"bodies.#.particles.#.constraint.sphere", "center radius"},
@@ -866,15 +866,15 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
     const char *takes;
     if (file) {
         mesh->source = AVI_MESH_FILE;
-        takes = "file jitter seed";
+        takes = "file jitter seed reorder";
     } else {
         int g = 0;
         if (choice(c, m, base, "generator", 1, generator_names, 4, "generator", &g)) return AVI_ERR_INPUT;
         mesh->source = (avi_mesh_source)(AVI_MESH_ICOSPHERE + g);
-        static const char *const gen_keys[] = {"generator radius subdivisions jitter seed",
-                                               "generator radius rings jitter seed",
-                                               "generator lx ly nx ny jitter seed",
-                                               "generator lx ly lz nx ny nz jitter seed"};
+        static const char *const gen_keys[] = {"generator radius subdivisions jitter seed reorder",
+                                               "generator radius rings jitter seed reorder",
+                                               "generator lx ly nx ny jitter seed reorder",
+                                               "generator lx ly lz nx ny nz jitter seed reorder"};
         takes = gen_keys[g];
     }
     for (size_t k = 0; k < m->n; k++)
@@ -964,6 +964,7 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
     if (num(c, m, base, "jitter", 0, R_NONNEG, &mesh->jitter)) return AVI_ERR_INPUT;
     if (integer(c, m, base, "seed", 0, 0, LLONG_MAX, &x)) return AVI_ERR_INPUT;
     if (map_get(m, "seed")) mesh->seed = (uint64_t)x;
+    if (boolean(c, m, base, "reorder", &mesh->reorder)) return AVI_ERR_INPUT;
     return 0;
 }
 
@@ -1663,6 +1664,7 @@ static void emit_mesh(sbuf *b, const avi_scene_mesh *m)
         sb_num(b, m->jitter);
         sb_printf(b, ", seed: %llu", (unsigned long long)m->seed);
     }
+    if (m->reorder) sb_printf(b, ", reorder: true");
     sb_printf(b, "}\n");
 }
 

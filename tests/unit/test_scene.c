@@ -61,7 +61,7 @@ static const char *rich =
     "    pinned: {box: [[-0.01, -0.01, -1], [0.01, 0.51, 1]]}\n"
     "    time_step: 2.5e-7\n"
     "  - name: net\n"
-    "    mesh: {generator: icosphere, radius: 0.3, subdivisions: 2}\n"
+    "    mesh: {generator: icosphere, radius: 0.3, subdivisions: 2, reorder: true}\n"
     "    material: net\n"
     "    pinned: {indices: [0, 5, 7]}\n"
     "  - name: block\n"
@@ -119,6 +119,7 @@ static void assert_scene_eq(const avi_scene *a, const avi_scene *b)
         ck_assert(p->mesh.nx == q->mesh.nx && p->mesh.ny == q->mesh.ny && p->mesh.nz == q->mesh.nz);
         ck_assert(str_eq(p->mesh.file, q->mesh.file));
         ck_assert(p->mesh.jitter == q->mesh.jitter && p->mesh.seed == q->mesh.seed);
+        ck_assert_int_eq(p->mesh.reorder, q->mesh.reorder);
         ck_assert_uint_eq(p->particle_count, q->particle_count);
         for (size_t k = 0; k < p->particle_count; k++)
             ck_assert(memcmp(&p->particles[k], &q->particles[k], sizeof p->particles[k]) == 0);
@@ -314,6 +315,7 @@ START_TEST(test_rich_round_trip)
     ck_assert(s.materials[3].youngs == 2.0e11); /* through the alias */
     ck_assert_int_eq(s.bodies[0].material, 3);
     ck_assert(s.bodies[0].mesh.jitter == 0.01 && s.bodies[0].mesh.seed == 7);
+    ck_assert(!s.bodies[0].mesh.reorder && s.bodies[1].mesh.reorder);
     ck_assert(s.bodies[0].time_step == 2.5e-7 && s.bodies[2].time_step == 1.0e-6);
     ck_assert_uint_eq(s.bodies[1].pin_count, 3);
     const avi_scene_body *ch = &s.bodies[3];

@@ -1,6 +1,7 @@
 /* Scene -> model: vertex ranges, connectivity, masses, initial state, pins,
  * time steps, and errors that only show once the mesh exists. */
 #include "avi/engine.h"
+#include "avi/mesh.h"
 #include "avi/scene.h"
 #include "check_main.h"
 
@@ -384,6 +385,69 @@ START_TEST(test_build_errors)
 }
 END_TEST
 
+/* mesh.reorder: the body's vertices and elements in Morton order, as
+ * avi_mesh_reorder gives them; pinned.indices still name the mesh's own
+ * vertices. */
+START_TEST(test_mesh_reorder)
+{
+    const char *text = "time: {end: 1}\n"
+                       "materials: {gel: {model: neo-hookean, youngs: 1, poisson: 0.2, density: 1}}\n"
+                       "bodies:\n"
+                       "  - name: block\n"
+                       "    mesh: {generator: tet_box, lx: 4, ly: 1, lz: 1, nx: 8, ny: 2, nz: 2, reorder: true}\n"
+                       "    material: gel\n"
+                       "    velocity: [0, 0, 1]\n"
+                       "    pinned: {indices: [0, 5, 44]}\n";
+    avi_scene s;
+    load(text, NULL, &s);
+    ck_assert_int_eq(s.bodies[0].mesh.reorder, 1);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    avi_mesh ref;
+    ck_assert_int_eq(avi_mesh_tet_box(4, 1, 1, 8, 2, 2, &ref, NULL), 0);
+    uint32_t map[9 * 3 * 3];
+    ck_assert_uint_eq(ref.vertex_count, 9 * 3 * 3);
+    double pinned_at[3][3];
+    const uint32_t pins[3] = {0, 5, 44};
+    for (int k = 0; k < 3; k++) memcpy(pinned_at[k], ref.x[pins[k]], sizeof pinned_at[k]);
+    ck_assert_int_eq(avi_mesh_reorder(&ref, map, NULL), 0);
+    const avi_scene_body_info *b = &info.bodies[0];
+    ck_assert_uint_eq(b->vertex_count, ref.vertex_count);
+    ck_assert_uint_eq(b->tet_count, ref.tet_count);
+    ck_assert_int_eq(memcmp(b->tets, ref.tets, ref.tet_count * sizeof ref.tets[0]), 0);
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    int pinned = 0;
+    for (size_t i = 0; i < ref.vertex_count; i++) {
+        ck_assert_int_eq(memcmp(x[i], ref.x[i], sizeof x[i]), 0);
+        int is_pin = v[i][2] == 0.0;
+        pinned += is_pin;
+        int want = 0;
+        for (int k = 0; k < 3; k++) want |= memcmp(x[i], pinned_at[k], sizeof x[i]) == 0;
+        ck_assert_int_eq(is_pin, want);
+    }
+    ck_assert_int_eq(pinned, 3);
+    /* the order differs from the generator's, or the test shows nothing */
+    ck_assert(map[5] != 5 || map[44] != 44);
+    free(x);
+    free(v);
+    avi_mesh_free(&ref);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+
+    avi_error e;
+    const char *bad = "time: {end: 1}\n"
+                      "materials: {gel: {model: neo-hookean, youngs: 1, poisson: 0.2, density: 1}}\n"
+                      "bodies:\n"
+                      "  - name: block\n"
+                      "    mesh: {generator: tet_box, lx: 1, ly: 1, lz: 1, nx: 2, ny: 2, nz: 2, reorder: morton}\n"
+                      "    material: gel\n";
+    ck_assert_int_eq(avi_scene_load_string(bad, strlen(bad), "build.yaml", NULL, NULL, 0, &s, &e), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(e.message, "build.yaml:5") && strstr(e.message, "bodies.0.mesh.reorder"), "%s", e.message);
+}
+END_TEST
+
 static Suite *scene_build_suite(void)
 {
     Suite *s = suite_create("scene_build");
@@ -398,6 +462,7 @@ static Suite *scene_build_suite(void)
     tcase_add_test(tc, test_particles);
     tcase_add_test(tc, test_mesh_files);
     tcase_add_test(tc, test_build_errors);
+    tcase_add_test(tc, test_mesh_reorder);
     suite_add_tcase(s, tc);
     return s;
 }
