@@ -31,7 +31,7 @@
  *
  *   build/bench/graded [--mesh tet|shell]... [--ratio R]... [--steps S]
  *                      [--shape taper|bar] [--cells NX] [--fine H] [--levels L]
- *                      [--no-reorder] [--repeat N]
+ *                      [--safety S] [--no-reorder] [--repeat N]
  *
  * --steps: synchronous steps of each run (default: 4000 for the bar, 1500
  * for the strip); --cells: cells along x (default 120 for the bar, 3 x 3
@@ -42,7 +42,8 @@
  * fastest run of each slice. The mesh's vertices and elements are put in
  * Morton order (avi_mesh_reorder), as a user would for a large mesh;
  * --no-reorder keeps the generator's order (x fastest), where the
- * potentials of one step lie a row apart in memory.
+ * potentials of one step lie a row apart in memory. --safety: the stability
+ * rule's safety factor for every run (default 0.25, the rule's default).
  * One JSON object per (mesh, ratio, AVI rule) on stdout, a table on stderr. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
@@ -74,6 +75,7 @@ typedef struct {
     double fine;  /* length of the first (finest) cell, m */
     int reorder;  /* vertices and elements in Morton order (avi_mesh_reorder) */
     int levels;   /* levels_per_octave of the third AVI rule */
+    double safety; /* time_step.safety of every rule */
 } spec;
 
 /* Exponential grading of u in [0, 1] onto [0, L] with last cell / first
@@ -148,6 +150,7 @@ static avi_model *build_model(const spec *s, const avi_mesh *mesh, double neighb
     avi_time_step rule = avi_default_time_step();
     rule.neighbor_ratio = neighbor_ratio;
     rule.levels_per_octave = levels;
+    rule.safety = s->safety;
     if (rc || avi_model_finalize(m, &rule)) {
         *err = *avi_model_error(m);
         avi_model_destroy(m);
@@ -367,7 +370,7 @@ int main(int argc, char **argv)
     mesh_kind meshes[4];
     double ratios[8];
     int nm = 0, nr = 0, steps = 0, cells = 0, repeat = 3, reorder = 1, levels = 16;
-    double fine = 0.0;
+    double fine = 0.0, safety = avi_default_time_step().safety;
     shape_kind shape = SHAPE_TAPER;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -384,12 +387,13 @@ int main(int argc, char **argv)
         else if (ok && !strcmp(a, "--fine") && atof(v) > 0.0) fine = atof(v);
         else if (ok && !strcmp(a, "--repeat") && atoi(v) > 0) repeat = atoi(v);
         else if (ok && !strcmp(a, "--levels") && atoi(v) > 0 && atoi(v) <= 64) levels = atoi(v);
+        else if (ok && !strcmp(a, "--safety") && atof(v) > 0.0) safety = atof(v);
         else if (ok && !strcmp(a, "--shape") && (!strcmp(v, "taper") || !strcmp(v, "bar")))
             shape = !strcmp(v, "taper") ? SHAPE_TAPER : SHAPE_BAR;
         else {
             fprintf(stderr,
                     "usage: %s [--mesh tet|shell]... [--ratio R]... [--steps S] [--shape taper|bar] [--cells NX] "
-                    "[--fine H] [--levels L] [--no-reorder] [--repeat N]\n",
+                    "[--fine H] [--levels L] [--safety S] [--no-reorder] [--repeat N]\n",
                     argv[0]);
             return 2;
         }
@@ -407,7 +411,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nm; k++)
         for (int j = 0; j < nr; j++) {
             spec s = {meshes[k], shape, ratios[j], 0, 0, fine > 0.0 ? fine : meshes[k] == MESH_TET ? 0.002 : 0.02,
-                      reorder, levels};
+                      reorder, levels, safety};
             s.nx = cells ? cells : meshes[k] == MESH_TET ? 120 : 400;
             s.nyz = meshes[k] == MESH_TET ? 3 : 6;
             int st = steps ? steps : meshes[k] == MESH_TET ? 4000 : 1500;
