@@ -82,11 +82,6 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
     if (rc) return mesh_fail(c, c->b->mesh_line, "mesh", &e);
     if (sm->jitter > 0.0 && avi_mesh_jitter_interior(mesh, sm->jitter, sm->seed, &e))
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
-    if (sm->reorder) {
-        if (!(*renumber = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof **renumber)))
-            return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
-        if (avi_mesh_reorder(mesh, *renumber, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
-    }
     char what[200];
     where(c, c->b->mesh_line, "mesh", what, sizeof what);
     if (avi_mesh_validate(mesh, what, &e)) {
@@ -95,6 +90,12 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
     }
     if (mesh->vertex_count > UINT32_MAX / 2)
         return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "too many vertices (%zu)", mesh->vertex_count);
+    /* After validation, so that its messages use the mesh's own numbers. */
+    if (sm->reorder) {
+        if (!(*renumber = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof **renumber)))
+            return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
+        if (avi_mesh_reorder(mesh, *renumber, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+    }
     return AVI_OK;
 }
 

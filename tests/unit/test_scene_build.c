@@ -445,6 +445,29 @@ START_TEST(test_mesh_reorder)
                       "    material: gel\n";
     ck_assert_int_eq(avi_scene_load_string(bad, strlen(bad), "build.yaml", NULL, NULL, 0, &s, &e), AVI_ERR_INPUT);
     ck_assert_msg(strstr(e.message, "build.yaml:5") && strstr(e.message, "bodies.0.mesh.reorder"), "%s", e.message);
+
+    /* A bad mesh is reported in its own numbering: the same message with
+     * and without reorder (jitter far beyond the edge length folds it). */
+    char msg[2][sizeof e.message];
+    for (int r = 0; r < 2; r++) {
+        char text2[512];
+        snprintf(text2, sizeof text2,
+                 "time: {end: 1}\n"
+                 "materials: {gel: {model: neo-hookean, youngs: 1, poisson: 0.2, density: 1}}\n"
+                 "bodies:\n"
+                 "  - name: block\n"
+                 "    mesh: {generator: tet_box, lx: 1, ly: 1, lz: 1, nx: 4, ny: 4, nz: 4, jitter: 5, reorder: %s}\n"
+                 "    material: gel\n",
+                 r ? "true" : "false");
+        avi_model *bad_m = NULL;
+        load(text2, NULL, &s);
+        ck_assert_int_eq(avi_scene_build(&s, &bad_m, &info, &e), AVI_ERR_INPUT);
+        ck_assert_ptr_null(bad_m);
+        snprintf(msg[r], sizeof msg[r], "%s", e.message);
+        avi_scene_free(&s);
+    }
+    ck_assert_msg(strstr(msg[0], "bodies.0.mesh"), "%s", msg[0]);
+    ck_assert_str_eq(msg[0], msg[1]);
 }
 END_TEST
 
