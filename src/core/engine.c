@@ -500,6 +500,83 @@ static inline uint32_t members_before(const uint32_t *mem, uint32_t pos, uint32_
     return end;
 }
 
+/* Members *pos .. end-1 of a group tick at time t (all of the tick, or its
+ * part before another entry at t). From the first member, every member's
+ * vertices are drifted once (clock_groups.h) and members then only read
+ * their positions; not for groups whose vertex records pass a quarter of
+ * the L2 cache (large step levels): they would be gone before their members
+ * come back to them. Without damping or contact, each run of members of one
+ * kind (ids sort by kind) goes through uniform_tick. With contact, the run
+ * stops early once the manager must run first. *pos returns where it
+ * stopped. Shared by the queue's ticks and run_tie. */
+static inline __attribute__((always_inline)) int run_members(avi_engine *e, const avi_clock_group *gr,
+                                                             const uint32_t *mem, uint32_t *pos_io, uint32_t end,
+                                                             double t, double half, uint64_t *counts)
+{
+    avi_model *m = e->model;
+    avi_vertex *V = m->vert;
+    struct avi_contact_manager *cm = e->contact;
+    const double kd = e->damping;
+    const int prefetch = e->prefetch;
+    uint32_t pos = *pos_io;
+    int rc = AVI_OK;
+    int drifted = pos == 0 && gr->vcount <= e->drift_all_max;
+    if (drifted) avi_drift_all(V, e->groups.vertex + gr->vfirst, gr->vcount, t);
+    if (drifted && !cm && kd == 0.0) {
+        while (pos < end) {
+            unsigned k = mem[pos] >> AVI_ID_KIND_SHIFT;
+            uint32_t run = mem[end - 1] >> AVI_ID_KIND_SHIFT == k
+                               ? end
+                               : members_before(mem, pos, end, (uint32_t)(k + 1) << AVI_ID_KIND_SHIFT);
+            uint32_t done = 0;
+            switch (k) {
+            case AVI_KIND_TET: rc = uniform_tick(e, AVI_KIND_TET, mem, pos, run, t, half, prefetch, &done); break;
+            case AVI_KIND_MEMBRANE: rc = uniform_tick(e, AVI_KIND_MEMBRANE, mem, pos, run, t, half, prefetch, &done); break;
+            case AVI_KIND_HINGE: rc = uniform_tick(e, AVI_KIND_HINGE, mem, pos, run, t, half, prefetch, &done); break;
+            default: rc = uniform_tick(e, k, mem, pos, run, t, half, prefetch, &done); break;
+            }
+            counts[k] += done;
+            if (rc != AVI_OK) break;
+            pos = run;
+        }
+        *pos_io = pos;
+        return rc;
+    }
+    const uint32_t *v;
+    int n;
+    double dt;
+    do {
+        uint32_t id = mem[pos];
+        unsigned k = id >> AVI_ID_KIND_SHIFT;
+        if (prefetch) {
+            if (pos + PREFETCH_MEMBERS < end) prefetch_record(m, mem[pos + PREFETCH_MEMBERS]);
+            if (!drifted && pos + PREFETCH_VERTICES < end) prefetch_vertices(m, mem[pos + PREFETCH_VERTICES]);
+        }
+        double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, t, half, kd, drifted, &v, &n, &dt);
+        counts[k]++;
+        if (!isfinite(sum)) {
+            rc = blow_up(e, k, id & AVI_ID_INDEX_MASK, t, v, n);
+            break;
+        }
+        pos++;
+        if (cm) {
+            check_speed(cm, V, v, n, t);
+            if (cm->next_run <= t) break;
+        }
+    } while (pos < end);
+    *pos_io = pos;
+    return rc;
+}
+
+/* run_members out of line, for run_tie: its own copy would grow the event
+ * loop's. */
+__attribute__((noinline)) static int run_members_tie(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem,
+                                                     uint32_t *pos_io, uint32_t end, double t, double half,
+                                                     uint64_t *counts)
+{
+    return run_members(e, gr, mem, pos_io, end, t, half, counts);
+}
+
 /* A group's cursor for its next tick. */
 static int next_tick(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem, uint32_t step, avi_event *ev)
 {
@@ -530,7 +607,8 @@ static void tie_sift_down(avi_event *h, size_t n, size_t i)
  * keyed by its next member, and each clock re-enters the queue once for
  * its next event. The order is the queue's; putting each cut cursor back
  * into the sorted span instead would move the entries before it each
- * time. Without contact only (the manager may run between tied events). */
+ * time. Without contact only (the manager may run between tied events).
+ * A group's members run as in the queue's ticks (run_members). */
 static int run_tie(avi_engine *e, uint64_t *counts)
 {
     avi_model *m = e->model;
@@ -565,17 +643,7 @@ static int run_tie(avi_engine *e, uint64_t *counts)
             uint32_t step = x.n & ~AVI_GROUP_CURSOR, pos = gr->pos;
             uint32_t end = members_before(mem, pos, gr->count, second);
             double half = step == 0 ? 0.5 : 1.0;
-            for (; pos < end; pos++) {
-                uint32_t id = mem[pos];
-                unsigned kind = id >> AVI_ID_KIND_SHIFT;
-                double sum = apply_potential(m, V, kind, id & AVI_ID_INDEX_MASK, t, half, kd, 0, &v, &nv, &dt);
-                counts[kind]++;
-                if (!isfinite(sum)) {
-                    rc = blow_up(e, kind, id & AVI_ID_INDEX_MASK, t, v, nv);
-                    break;
-                }
-            }
-            if (rc != AVI_OK) break;
+            if ((rc = run_members_tie(e, gr, mem, &pos, end, t, half, counts)) != AVI_OK) break;
             if (end < gr->count) {
                 gr->pos = end;
                 h[0].id = mem[end];
@@ -670,52 +738,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
                 prefetch_group(m, groups, avi_tl_peek(q, 1), 0, PREFETCH_VERTICES, drift_all_max);
                 prefetch_group(m, groups, avi_tl_peek(q, 2), PREFETCH_MEMBERS, 0, drift_all_max);
             }
-            /* From the first member: drift every member's vertices once
-             * (clock_groups.h); members then only read their positions.
-             * Not for groups whose vertex records pass a quarter of the L2
-             * cache (large step levels): they would be gone before their
-             * members come back to them. */
-            int drifted = pos == 0 && gr->vcount <= drift_all_max;
-            if (drifted) avi_drift_all(V, groups->vertex + gr->vfirst, gr->vcount, ev.t);
-            /* Without damping or contact, each run of members of one kind
-             * (ids sort by kind) in a loop of its own. */
-            if (drifted && !cm && kd == 0.0) {
-                while (pos < end) {
-                    unsigned k = mem[pos] >> AVI_ID_KIND_SHIFT;
-                    uint32_t run = mem[end - 1] >> AVI_ID_KIND_SHIFT == k
-                                       ? end
-                                       : members_before(mem, pos, end, (uint32_t)(k + 1) << AVI_ID_KIND_SHIFT);
-                    uint32_t done = 0;
-                    switch (k) {
-                    case AVI_KIND_TET: rc = uniform_tick(e, AVI_KIND_TET, mem, pos, run, ev.t, half, prefetch, &done); break;
-                    case AVI_KIND_MEMBRANE: rc = uniform_tick(e, AVI_KIND_MEMBRANE, mem, pos, run, ev.t, half, prefetch, &done); break;
-                    case AVI_KIND_HINGE: rc = uniform_tick(e, AVI_KIND_HINGE, mem, pos, run, ev.t, half, prefetch, &done); break;
-                    default: rc = uniform_tick(e, k, mem, pos, run, ev.t, half, prefetch, &done); break;
-                    }
-                    counts[k] += done;
-                    if (rc != AVI_OK) goto out;
-                    pos = run;
-                }
-            } else
-            do {
-                uint32_t id = mem[pos];
-                unsigned k = id >> AVI_ID_KIND_SHIFT;
-                if (prefetch) {
-                    if (pos + PREFETCH_MEMBERS < end) prefetch_record(m, mem[pos + PREFETCH_MEMBERS]);
-                    if (!drifted && pos + PREFETCH_VERTICES < end) prefetch_vertices(m, mem[pos + PREFETCH_VERTICES]);
-                }
-                double sum = apply_potential(m, V, k, id & AVI_ID_INDEX_MASK, ev.t, half, kd, drifted, &v, &n, &dt);
-                counts[k]++;
-                if (!isfinite(sum)) {
-                    rc = blow_up(e, k, id & AVI_ID_INDEX_MASK, ev.t, v, n);
-                    goto out;
-                }
-                pos++;
-                if (cm) {
-                    check_speed(cm, V, v, n, ev.t);
-                    if (cm->next_run <= ev.t) break;
-                }
-            } while (pos < end);
+            if ((rc = run_members(e, gr, mem, &pos, end, ev.t, half, counts)) != AVI_OK) goto out;
             if (pos == gr->count) {
                 if ((rc = next_tick(e, gr, mem, step, &ev)) != AVI_OK) goto out;
                 pos = 0;
