@@ -386,7 +386,8 @@ int main(int argc, char **argv)
         else if (ok && !strcmp(a, "--cells") && atoi(v) > 1) cells = atoi(v);
         else if (ok && !strcmp(a, "--fine") && atof(v) > 0.0) fine = atof(v);
         else if (ok && !strcmp(a, "--repeat") && atoi(v) > 0) repeat = atoi(v);
-        else if (ok && !strcmp(a, "--levels") && atoi(v) > 0 && atoi(v) <= 64) levels = atoi(v);
+        else if (ok && !strcmp(a, "--levels") && atoi(v) > 0 && atoi(v) <= AVI_MAX_LEVELS_PER_OCTAVE)
+            levels = atoi(v);
         else if (ok && !strcmp(a, "--safety") && atof(v) > 0.0) safety = atof(v);
         else if (ok && !strcmp(a, "--shape") && (!strcmp(v, "taper") || !strcmp(v, "bar")))
             shape = !strcmp(v, "taper") ? SHAPE_TAPER : SHAPE_BAR;

@@ -317,6 +317,25 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
                        t, avi_kind_name((avi_kind)kind), i, verts);
 }
 
+#ifdef __AVX2__
+/* One tet event with positions and gradient in registers (lane 3 of each
+ * position is its vertex's tau, t for all four): drift unless `drifted`,
+ * gradient, kick by w = half dt. Returns avi_kick_lanes' impulse lanes. */
+static inline __attribute__((always_inline)) __m256d tet_event_lanes(avi_vertex *V, const avi_tet *p, double t,
+                                                                    int drifted, double w)
+{
+    __m256d xv[4], gv[4];
+    if (drifted) {
+        for (int a = 0; a < 4; a++) xv[a] = _mm256_loadu_pd(V[p->v[a]].x);
+    } else {
+        const __m256d tt = _mm256_set1_pd(t);
+        for (int a = 0; a < 4; a++) xv[a] = avi_drift_record(&V[p->v[a]], tt);
+    }
+    avi_tet_gradient_lanes(p, xv, gv);
+    return avi_kick_lanes(V, p->v, 4, w, gv);
+}
+#endif
+
 /* Drift, gradient, kick of one elastic or gravity potential at time t, with
  * the impulse weight half * dt; returns the impulse's component sum (its
  * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
@@ -329,19 +348,7 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
         const avi_tet *p = &m->tets[i];
         *v = p->v; *n = 4; dt = p->dt; *step = dt;
 #ifdef __AVX2__
-        if (kd == 0.0) {
-            /* Positions and gradient stay in registers; lane 3 of each
-             * position is its vertex's tau, t for all four. */
-            __m256d xv[4], gv[4];
-            if (drifted) {
-                for (int a = 0; a < 4; a++) xv[a] = _mm256_loadu_pd(V[p->v[a]].x);
-            } else {
-                const __m256d tt = _mm256_set1_pd(t);
-                for (int a = 0; a < 4; a++) xv[a] = avi_drift_record(&V[p->v[a]], tt);
-            }
-            avi_tet_gradient_lanes(p, xv, gv);
-            return avi_lane_sum(avi_kick_lanes(V, p->v, 4, half * dt, gv));
-        }
+        if (kd == 0.0) return avi_lane_sum(tet_event_lanes(V, p, t, drifted, half * dt));
 #endif
         if (drifted) avi_gather(V, p->v, 4, x);
         else avi_drift(V, p->v, 4, t, x);
@@ -393,15 +400,15 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
  * tick, at the current positions, without a trace: the kick it applies to
  * the stencil's velocities is undone. Positions do not change between a
  * tick's drift and its end, so this is the sum the member had. */
-static double member_impulse_sum(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t, double half)
+static double member_impulse_sum(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t, double half,
+                                 const uint32_t **v, int *n)
 {
-    const uint32_t *v;
-    int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
+    *n = avi_model_stencil(m, (avi_kind)kind, i, v);
     avi_vertex saved[4];
-    for (int a = 0; a < n; a++) saved[a] = V[v[a]];
+    for (int a = 0; a < *n; a++) saved[a] = V[(*v)[a]];
     int nk;
-    double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, &v, &nk, &dt);
-    for (int a = 0; a < n; a++) V[v[a]] = saved[a];
+    double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, v, &nk, &dt);
+    for (int a = 0; a < *n; a++) V[(*v)[a]] = saved[a];
     return sum;
 }
 
@@ -414,9 +421,9 @@ __attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, u
     avi_model *m = e->model;
     for (uint32_t a = pos; a < end; a++) {
         uint32_t i = mem[a] & AVI_ID_INDEX_MASK;
-        if (!isfinite(member_impulse_sum(m, m->vert, kind, i, t, half))) {
-            const uint32_t *v;
-            int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
+        const uint32_t *v;
+        int n;
+        if (!isfinite(member_impulse_sum(m, m->vert, kind, i, t, half, &v, &n))) {
             *done = a + 1 - pos;
             return blow_up(e, kind, i, t, v, n);
         }
@@ -452,11 +459,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
         __m256d sum = _mm256_setzero_pd();
         for (uint32_t a = pos; a < end; a++) {
             if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
-            const avi_tet *p = &T[mem[a] & AVI_ID_INDEX_MASK];
-            __m256d xv[4], gv[4];
-            for (int b = 0; b < 4; b++) xv[b] = _mm256_loadu_pd(V[p->v[b]].x);
-            avi_tet_gradient_lanes(p, xv, gv);
-            sum = _mm256_add_pd(sum, avi_kick_lanes(V, p->v, 4, w, gv));
+            sum = _mm256_add_pd(sum, tet_event_lanes(V, &T[mem[a] & AVI_ID_INDEX_MASK], t, 1, w));
         }
         *done = end - pos;
         if (isfinite(avi_lane_sum(sum))) return AVI_OK;

@@ -160,14 +160,9 @@ static inline __m256d avi_kick_lanes(avi_vertex *V, const uint32_t *idx, int n, 
 static inline double avi_kick(avi_vertex *V, const uint32_t *idx, int n, double w, const double g[][3])
 {
 #ifdef __AVX2__
-    const __m256d ww = _mm256_set1_pd(w);
-    __m256d sum = _mm256_setzero_pd();
-    for (int a = 0; a < n; a++) {
-        __m256d ga = _mm256_set_pd(0.0, g[a][2], g[a][1], g[a][0]);
-        avi_kick_record(&V[idx[a]], ww, ga);
-        sum = _mm256_add_pd(sum, ga);
-    }
-    return avi_lane_sum(sum);
+    __m256d ga[4]; /* stencils have at most 4 vertices */
+    for (int a = 0; a < n; a++) ga[a] = _mm256_set_pd(0.0, g[a][2], g[a][1], g[a][0]);
+    return avi_lane_sum(avi_kick_lanes(V, idx, n, w, ga));
 #else
     double sum = 0.0;
     for (int a = 0; a < n; a++) {

@@ -151,16 +151,11 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* The merged step of dt: the start of its run in sorted[0..n), run[] the
- * run start of each sorted step. */
+ * run start of each sorted step (equal steps share a run). */
 static double merged_step(const double *sorted, const double *run, size_t n, double dt)
 {
-    size_t lo = 0, hi = n; /* first sorted value >= dt */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] < dt) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && sorted[lo] == dt ? run[lo] : dt;
+    const double *hit = bsearch(&dt, sorted, n, sizeof *sorted, compare_doubles);
+    return hit ? run[hit - sorted] : dt;
 }
 
 static int merge_rounding_equal_steps(avi_model *m, const avi_time_step *rule, double *vertex_min)

@@ -77,7 +77,6 @@ static inline void avi_tet_gradient_scalar(const avi_tet *t, const double x[4][3
     }
 }
 
-
 #ifdef __AVX2__
 /* The same arithmetic with the x, y, z components in lanes 0-2 of one
  * register: every lane does the scalar code's operations on its component
