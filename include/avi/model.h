@@ -49,10 +49,12 @@ typedef struct {
                                           step on its vertices; 0: no cap. Default 1 */
     double kind_fixed[AVI_KIND_COUNT]; /* > 0: fixed step for that kind, whatever the rule */
     int levels_per_octave;             /* > 0: round each rule step down to dt_max 2^(-k / L),
-                                          so clocks on one level tick together; 0: exact */
+                                          so clocks on one level tick together; 0: exact.
+                                          Default 16 */
 } avi_time_step;
 
-/* The default time-step settings: stability rule, safety 0.25, delta 0.1. */
+/* The default time-step settings: stability rule, safety 0.25, delta 0.1,
+ * neighbour cap 1, 16 step levels per octave. */
 avi_time_step avi_default_time_step(void);
 
 /* A new, empty model; NULL when out of memory. */

@@ -26,11 +26,11 @@
  *                 neighbor_ratio: r, 0 (no cap) or >= 1, default 1: no
  *                 potential's step exceeds r times the smallest step
  *                 on its vertices (stability and cfl rules)
- *                 levels_per_octave: L, integer 0..64, default 0: with
+ *                 levels_per_octave: L, integer 0..64, default 16: with
  *                 L > 0 each rule step is rounded down to dt_max 2^(-k/L)
  *                 (dt_max the largest), so potentials on one level tick
- *                 together and events run in memory order; faster per
- *                 simulated second on large meshes (bench/README.md);
+ *                 together and events run in memory order (graded meshes:
+ *                 bench/README.md); 0 keeps the rule's exact steps;
  *                 rounding comes after the neighbour cap, which then holds
  *                 within a factor 2^(1/L)
  *                 {fixed: dt} or {rule: fixed, fixed: dt}

@@ -1784,7 +1784,7 @@ char *avi_scene_emit(const avi_scene *s)
     else if (ts->rule == AVI_DT_CFL) sb_printf(&b, "delta: "), sb_num(&b, ts->delta);
     else sb_printf(&b, "fixed: "), sb_num(&b, ts->fixed);
     if (ts->rule != AVI_DT_FIXED) sb_printf(&b, ", neighbor_ratio: "), sb_num(&b, ts->neighbor_ratio);
-    if (ts->rule != AVI_DT_FIXED && ts->levels_per_octave > 0)
+    if (ts->rule != AVI_DT_FIXED)
         sb_printf(&b, ", levels_per_octave: %d", ts->levels_per_octave);
     int any = 0;
     for (int k = 0; k < AVI_KIND_COUNT; k++)

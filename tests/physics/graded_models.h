@@ -24,8 +24,8 @@ static void grade_x(avi_mesh *mesh, double L, double ratio, int cells)
     }
 }
 
-/* How a model is set up: time-step levels (0: exact), safety (0: the
- * default) and pre-stretch (0: 1.05). */
+/* How a model is set up: time-step levels per octave (0: exact steps, -1:
+ * the default rule's), safety (0: the default) and pre-stretch (0: 1.05). */
 typedef struct {
     int levels;
     double safety;
@@ -56,7 +56,7 @@ static int set_initial_state(avi_model *m, const avi_mesh *mesh, double speed, d
 static avi_model *finish_graded(avi_model *m, const avi_mesh *mesh, double speed, graded_setup g, int rc)
 {
     avi_time_step rule = avi_default_time_step();
-    rule.levels_per_octave = g.levels;
+    if (g.levels >= 0) rule.levels_per_octave = g.levels;
     if (g.safety > 0.0) rule.safety = g.safety;
     if (rc || set_initial_state(m, mesh, speed, g.stretch > 0.0 ? g.stretch : 1.05) || avi_model_finalize(m, &rule)) {
         avi_model_destroy(m);

@@ -18,7 +18,7 @@ static avi_model *graded_tet_bar_levels(int levels)
     return m;
 }
 
-static avi_model *graded_tet_bar(void) { return graded_tet_bar_levels(0); }
+static avi_model *graded_tet_bar(void) { return graded_tet_bar_levels(-1); }
 
 static avi_model *graded_shell_levels(int levels)
 {
@@ -27,7 +27,7 @@ static avi_model *graded_shell_levels(int levels)
     return m;
 }
 
-static avi_model *graded_shell(void) { return graded_shell_levels(0); }
+static avi_model *graded_shell(void) { return graded_shell_levels(-1); }
 
 /* Spread of all elastic time steps (max / min over every kind). */
 static double dt_spread(const avi_model *m)
@@ -201,29 +201,30 @@ START_TEST(test_energy_bounded_shell)
 }
 END_TEST
 
-/* Steps on levels (time_step.levels_per_octave = 4): momentum to round-off
- * and no energy drift, as with exact steps. Each run gets a fresh model. */
-static void levels_run(avi_model *(*build)(int levels), const char *what)
+/* Exact steps (time_step.levels_per_octave = 0, the default rule rounds
+ * steps to 16 levels per octave): momentum to round-off and no energy
+ * drift, as on levels. Each run gets a fresh model. */
+static void exact_steps_run(avi_model *(*build)(int levels), const char *what)
 {
-    avi_model *m = build(4);
+    avi_model *m = build(0);
     tracker k = run_tracked(m, avi_test_quick() ? 100000 : 1000000, 200);
-    printf("%s, levels 4: linear momentum rel. error %.2e, angular %.2e\n", what, k.p_err, k.l_err);
+    printf("%s, exact steps: linear momentum rel. error %.2e, angular %.2e\n", what, k.p_err, k.l_err);
     ck_assert(k.p_err <= 1e-12);
     ck_assert(k.l_err <= 1e-12);
     free(k.t);
     free(k.e);
     avi_model_destroy(m);
-    m = build(4);
+    m = build(0);
     char name[64];
-    snprintf(name, sizeof name, "%s, levels 4", what);
+    snprintf(name, sizeof name, "%s, exact steps", what);
     energy_run(m, name);
     avi_model_destroy(m);
 }
 
-START_TEST(test_levels_tet_bar) { levels_run(graded_tet_bar_levels, "tet bar"); }
+START_TEST(test_exact_steps_tet_bar) { exact_steps_run(graded_tet_bar_levels, "tet bar"); }
 END_TEST
 
-START_TEST(test_levels_shell) { levels_run(graded_shell_levels, "shell"); }
+START_TEST(test_exact_steps_shell) { exact_steps_run(graded_shell_levels, "shell"); }
 END_TEST
 
 static Suite *conservation_suite(void)
@@ -235,8 +236,8 @@ static Suite *conservation_suite(void)
     tcase_add_test(tc, test_momentum_shell);
     tcase_add_test(tc, test_energy_bounded_tet_bar);
     tcase_add_test(tc, test_energy_bounded_shell);
-    tcase_add_test(tc, test_levels_tet_bar);
-    tcase_add_test(tc, test_levels_shell);
+    tcase_add_test(tc, test_exact_steps_tet_bar);
+    tcase_add_test(tc, test_exact_steps_shell);
     suite_add_tcase(s, tc);
     return s;
 }

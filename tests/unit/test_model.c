@@ -232,6 +232,20 @@ START_TEST(test_step_levels)
     avi_model_destroy(exact);
     avi_model_destroy(q);
 
+    /* The default rule puts steps on 16 levels per octave: finalizing with
+     * no rule gives the steps of an explicit L = 16, not the exact ones. */
+    avi_model *d = with_vertices((const double (*)[3])(double[4][3]){{0, 0, 0}, {1, 0, 0}, {3, 0, 0}, {4, 0, 0}}, 4);
+    for (uint32_t i = 0; i < 4; i++) avi_model_add_mass(d, i, 1.0);
+    avi_model_add_spring(d, 0, 1, 1.0, 0.0); /* separate springs: no neighbour cap */
+    avi_model_add_spring(d, 2, 3, 2.9, 0.0);
+    ck_assert_int_eq(avi_model_finalize(d, NULL), 0);
+    double d0 = avi_model_time_step(d, AVI_KIND_SPRING, 0), d1 = avi_model_time_step(d, AVI_KIND_SPRING, 1);
+    double exact1 = 0.25 * 2.0 / sqrt(2.9 * 2.0); /* omega^2 = k (1/m_a + 1/m_b) */
+    ck_assert(fabs(d0 - 0.25 * 2.0 / sqrt(2.0)) < 1e-14); /* the top level */
+    ck_assert_msg(d1 < exact1 && d1 * exp2(1.0 / 16.0) > exact1, "%.17g from %.17g", d1, exact1);
+    ck_assert(d1 == d0 * exp2(-13.0 / 16.0)); /* 16 log2(sqrt(2.9)) = 12.3, rounded up */
+    avi_model_destroy(d);
+
     /* Out of range, and meaningless with the fixed rule (ignored there). */
     const double Y[2][3] = {{0, 0, 0}, {1, 0, 0}};
     avi_model *m = with_vertices(Y, 2);
@@ -263,7 +277,9 @@ START_TEST(test_rounding_equal_steps_merge)
     }
     const double g[3] = {0.0, 0.0, -9.81};
     avi_model_set_gravity(m, g);
-    ck_assert_int_eq(avi_model_finalize(m, NULL), 0);
+    avi_time_step exact_rule = avi_default_time_step();
+    exact_rule.levels_per_octave = 0; /* the merge applies to exact steps */
+    ck_assert_int_eq(avi_model_finalize(m, &exact_rule), 0);
     double dt[5];
     for (int s = 0; s < 5; s++) dt[s] = avi_model_time_step(m, AVI_KIND_SPRING, (size_t)s);
     /* the first three within 1e-12: all the smallest (spring 1, stiffest) */

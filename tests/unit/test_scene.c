@@ -357,6 +357,19 @@ START_TEST(test_time_step_forms)
     free(text);
     round_trip(&s);
     avi_scene_free(&s);
+    /* Exact steps (0) are not the default (16), so the resolved scene names
+     * them, and a restart keeps them. */
+    const char *ov8[] = {"time_step.levels_per_octave=0"};
+    load_ok(minimal, ov8, 1, &s);
+    ck_assert_int_eq(s.time_step.levels_per_octave, 0);
+    text = avi_scene_emit(&s);
+    ck_assert_ptr_nonnull(strstr(text, "levels_per_octave: 0"));
+    free(text);
+    round_trip(&s);
+    avi_scene_free(&s);
+    load_ok(minimal, NULL, 0, &s);
+    ck_assert_int_eq(s.time_step.levels_per_octave, 16);
+    avi_scene_free(&s);
     const char *ov6[] = {"time_step={fixed: 1.0e-6, levels_per_octave: 2}"};
     load_fails(minimal, ov6, 1, "time_step.levels_per_octave", "not used by rule fixed");
     const char *ov7[] = {"time_step.levels_per_octave=1.5"};
