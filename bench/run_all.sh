@@ -25,7 +25,7 @@ QUICK=${BENCH_QUICK:-0}
 quick_args() {
     case "$1" in
     queue) echo "--sizes 1e3,1e4 --reps 1 --seconds 0.2" ;;
-    events) echo "--tets 1e4 --events 1e6 --levels 0,4" ;;
+    events) echo "--tets 1e4 --events 1e6 --levels 0,16" ;;
     contact) echo "--set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8 --repeat 1 --speed 100 --end 2e-4 --speed 1000 --end 5e-5" ;;
     sync_timing) echo "0.1" ;;
     sphere_plate) echo "--set time.end=1e-4 --set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8" ;;
@@ -37,7 +37,7 @@ quick_args() {
 
 full_args() {
     case "$1" in
-    events) echo "--levels 0,4" ;;
+    events) echo "--levels 0,16" ;;
     *) echo "" ;;
     esac
 }
@@ -115,7 +115,7 @@ SPEC = {
     "contact": (["speed", "end_time", "vertices"],
                 [("events_per_cpu_s", "events/CPU s", "%.3g"), ("cpu_s", "CPU s", "%.2f"),
                  ("manager_fraction", "in manager", "%.2f")]),
-    "graded": (["mesh", "ratio", "neighbor_ratio", "levels_per_octave"],
+    "graded": (["mesh", "ratio", "rule", "levels_per_octave"],
                [("ideal_speedup", "ideal", "%.2f"), ("speedup_cpu", "speed-up CPU", "%.2f"),
                 ("efficiency_cpu", "measured/ideal", "%.2f"), ("sync_ns_per_event", "sync ns/event", "%.0f"),
                 ("avi_ns_per_event", "AVI ns/event", "%.0f"), ("avi_energy_rel_change", "AVI dE/E", "%.1e")]),
