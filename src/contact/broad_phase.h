@@ -12,13 +12,14 @@ typedef struct {
 } avi_candidate;
 
 typedef struct {
+    uint64_t key; /* grid cell */
+    uint32_t item; /* point or edge */
+} avi_cell_entry;
+
+typedef struct {
     /* scratch, reused between calls */
-    uint64_t *keys;
-    uint32_t *items;
+    avi_cell_entry *entries, *spare; /* cell entries, and the sort's second buffer */
     size_t cap_entries;
-    uint64_t *vkeys;
-    uint32_t *vitems;
-    size_t cap_vertices;
     avi_candidate *out;
     size_t cap_out;
     double (*box)[6]; /* per-primitive grown boxes (lo, hi) */
