@@ -6,6 +6,12 @@
 
 typedef avi_cell_entry entry;
 
+/* The run [start, end) of sorted entries in one cell; end == 0: empty slot. */
+struct avi_cell_range {
+    uint64_t key;
+    uint32_t start, end;
+};
+
 /* 21 bits per axis; distant cells that wrap onto one key only add
  * candidates, which the exact tests then reject. */
 static inline uint64_t cell_key(int64_t i, int64_t j, int64_t k)
@@ -32,6 +38,7 @@ void avi_broad_phase_free(avi_broad_phase *bp)
 {
     free(bp->entries);
     free(bp->spare);
+    free(bp->cells);
     free(bp->out);
     free(bp->box);
     memset(bp, 0, sizeof *bp);
@@ -102,6 +109,40 @@ static void box_of(const double (*x)[3], const uint32_t *v, int n, double r, dou
     }
 }
 
+static inline size_t cell_slot(uint64_t key, int bits) { return (size_t)((key * 0x9E3779B97F4A7C15u) >> (64 - bits)); }
+
+/* Indexes the runs of equal keys in sorted pe[0..n) by an open-addressing
+ * hash table at least twice as large as the runs, so that a cell's points
+ * are one or two probes away (a binary search over the entries took most of
+ * the vertex-face broad phase). Returns the table's bits, -1 when out of
+ * memory. */
+static int index_cells(avi_broad_phase *bp, const entry *pe, size_t n)
+{
+    int bits = 4;
+    while (((size_t)1 << bits) < 2 * n) bits++;
+    size_t size = (size_t)1 << bits;
+    if (reserve((void **)&bp->cells, &bp->cap_cells, size, sizeof *bp->cells)) return -1;
+    memset(bp->cells, 0, size * sizeof *bp->cells);
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && pe[b].key == pe[a].key) b++;
+        size_t s = cell_slot(pe[a].key, bits);
+        while (bp->cells[s].end) s = (s + 1) & (size - 1);
+        bp->cells[s] = (struct avi_cell_range){pe[a].key, (uint32_t)a, (uint32_t)b};
+        a = b;
+    }
+    return bits;
+}
+
+/* The run of entries in the cell `key` (start == end when none). */
+static inline struct avi_cell_range find_cell(const avi_broad_phase *bp, int bits, uint64_t key)
+{
+    size_t mask = ((size_t)1 << bits) - 1;
+    for (size_t s = cell_slot(key, bits); bp->cells[s].end; s = (s + 1) & mask)
+        if (bp->cells[s].key == key) return bp->cells[s];
+    return (struct avi_cell_range){key, 0, 0};
+}
+
 long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_t *points, size_t npoints,
                         const uint32_t (*tri)[3], size_t ntri, double r, double h)
 {
@@ -113,6 +154,8 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
         pe[i].item = (uint32_t)i;
     }
     pe = sort_entries(pe, bp->spare, npoints);
+    int bits = index_cells(bp, pe, npoints);
+    if (bits < 0) return -1;
     size_t n = 0;
     for (size_t t = 0; t < ntri; t++) {
         double lo[3], hi[3];
@@ -123,14 +166,8 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
         for (int64_t i = i0; i <= i1; i++)
             for (int64_t j = j0; j <= j1; j++)
                 for (int64_t k = k0; k <= k1; k++) {
-                    uint64_t key = cell_key(i, j, k);
-                    size_t a = 0, b = npoints; /* first entry with key >= key */
-                    while (a < b) {
-                        size_t mid = (a + b) / 2;
-                        if (pe[mid].key < key) a = mid + 1;
-                        else b = mid;
-                    }
-                    for (; a < npoints && pe[a].key == key; a++) {
+                    struct avi_cell_range run = find_cell(bp, bits, cell_key(i, j, k));
+                    for (uint32_t a = run.start; a < run.end; a++) {
                         uint32_t v = points[pe[a].item];
                         if (v == tri[t][0] || v == tri[t][1] || v == tri[t][2]) continue;
                         const double *p = x[v];

@@ -20,6 +20,8 @@ typedef struct {
     /* scratch, reused between calls */
     avi_cell_entry *entries, *spare; /* cell entries, and the sort's second buffer */
     size_t cap_entries;
+    struct avi_cell_range *cells; /* hash table: cell key -> run of sorted entries */
+    size_t cap_cells;
     avi_candidate *out;
     size_t cap_out;
     double (*box)[6]; /* per-primitive grown boxes (lo, hi) */
