@@ -6,6 +6,13 @@
 
 typedef avi_cell_entry entry;
 
+/* An edge of one cell's run, with its grown box, gathered so that the pair
+ * loop reads memory in sequence. */
+struct avi_cell_edge {
+    double lo[3], hi[3];
+    uint32_t v0, v1, edge;
+};
+
 /* The run [start, end) of sorted entries in one cell; end == 0: empty slot. */
 struct avi_cell_range {
     uint64_t key;
@@ -41,6 +48,7 @@ void avi_broad_phase_free(avi_broad_phase *bp)
     free(bp->cells);
     free(bp->out);
     free(bp->box);
+    free(bp->run);
     memset(bp, 0, sizeof *bp);
 }
 
@@ -211,22 +219,28 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
     for (size_t s = 0; s < count;) {
         size_t t = s;
         while (t < count && pe[t].key == pe[s].key) t++;
+        if (reserve((void **)&bp->run, &bp->cap_run, t - s, sizeof *bp->run)) return -1;
+        struct avi_cell_edge *run = bp->run;
         for (size_t a = s; a < t; a++) {
-            uint32_t ea = pe[a].item;
-            const uint32_t *u = edges[ea];
-            const double *ba = bp->box[ea];
-            for (size_t b2 = a + 1; b2 < t; b2++) {
-                uint32_t eb = pe[b2].item;
-                const uint32_t *w = edges[eb];
-                if (u[0] == w[0] || u[0] == w[1] || u[1] == w[0] || u[1] == w[1]) continue;
-                const double *bb = bp->box[eb];
-                if (ba[0] > bb[3] || bb[0] > ba[3] || ba[1] > bb[4] || bb[1] > ba[4] || ba[2] > bb[5] || bb[2] > ba[5])
+            uint32_t e = pe[a].item;
+            const double *b = bp->box[e];
+            run[a - s] = (struct avi_cell_edge){{b[0], b[1], b[2]}, {b[3], b[4], b[5]}, edges[e][0], edges[e][1], e};
+        }
+        for (size_t a = 0; a < t - s; a++) {
+            const struct avi_cell_edge *u = &run[a];
+            for (size_t b2 = a + 1; b2 < t - s; b2++) {
+                const struct avi_cell_edge *w = &run[b2];
+                if (u->lo[0] > w->hi[0] || w->lo[0] > u->hi[0] || u->lo[1] > w->hi[1] || w->lo[1] > u->hi[1] ||
+                    u->lo[2] > w->hi[2] || w->lo[2] > u->hi[2])
                     continue;
+                if (u->v0 == w->v0 || u->v0 == w->v1 || u->v1 == w->v0 || u->v1 == w->v1) continue;
                 /* Report a pair once: in the cell holding the low corner of
                  * the boxes' intersection. */
-                double c0 = ba[0] > bb[0] ? ba[0] : bb[0], c1 = ba[1] > bb[1] ? ba[1] : bb[1];
-                double c2 = ba[2] > bb[2] ? ba[2] : bb[2];
+                double c0 = u->lo[0] > w->lo[0] ? u->lo[0] : w->lo[0];
+                double c1 = u->lo[1] > w->lo[1] ? u->lo[1] : w->lo[1];
+                double c2 = u->lo[2] > w->lo[2] ? u->lo[2] : w->lo[2];
                 if (cell_key(cell_of(c0, h), cell_of(c1, h), cell_of(c2, h)) != pe[s].key) continue;
+                uint32_t ea = u->edge, eb = w->edge;
                 if (emit(bp, &n, ea < eb ? ea : eb, ea < eb ? eb : ea)) return -1;
             }
         }

@@ -26,6 +26,8 @@ typedef struct {
     size_t cap_out;
     double (*box)[6]; /* per-primitive grown boxes (lo, hi) */
     size_t cap_box;
+    struct avi_cell_edge *run; /* the edges of one cell, gathered */
+    size_t cap_run;
 } avi_broad_phase;
 
 void avi_broad_phase_free(avi_broad_phase *bp);
