@@ -8,7 +8,8 @@
  *   build/tests/long_energy MODEL INTEGRATOR T_END [SAFETY [LEVELS [STRETCH]]]
  *
  * MODEL: bar | strip; INTEGRATOR: avi | sync; SAFETY 0 and STRETCH 0 keep
- * the defaults (0.25, 1.05). The figures of tests/README.md ("Known
+ * the defaults (0.25, 1.05); LEVELS (per octave) defaults to the default
+ * rule's 16, and 0 gives exact steps. The figures of tests/README.md ("Known
  * failures of make test-long") come from it. */
 #include "avi/avi.h"
 #include "avi/sync.h"
