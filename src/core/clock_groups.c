@@ -59,12 +59,47 @@ static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
     return 0;
 }
 
+/* The conflict matrix: groups that share a vertex, from the vertex lists
+ * (each vertex's groups, then every pair of them). */
+static int build_conflicts(avi_clock_groups *g, const avi_model *m)
+{
+    if (g->ngroup > AVI_GROUP_CONFLICT_MAX) return 0;
+    size_t nv = m->nv, words = (g->ngroup + 63) / 64;
+    uint32_t *start = calloc(nv + 1, sizeof *start);
+    uint32_t *at = malloc((g->group[g->ngroup - 1].vfirst + g->group[g->ngroup - 1].vcount + 1) * sizeof *at);
+    g->conflict = calloc((size_t)g->ngroup * words, sizeof *g->conflict);
+    if (!start || !at || !g->conflict) {
+        free(start);
+        free(at);
+        return -1;
+    }
+    g->conflict_words = words;
+    for (uint32_t k = 0; k < g->ngroup; k++)
+        for (uint32_t j = 0; j < g->group[k].vcount; j++) start[g->vertex[g->group[k].vfirst + j] + 1]++;
+    for (size_t v = 0; v < nv; v++) start[v + 1] += start[v];
+    for (uint32_t k = 0; k < g->ngroup; k++) /* groups ascending within each vertex */
+        for (uint32_t j = 0; j < g->group[k].vcount; j++) at[start[g->vertex[g->group[k].vfirst + j]]++] = k;
+    for (size_t v = nv; v > 0; v--) start[v] = start[v - 1]; /* back to the starts */
+    start[0] = 0;
+    for (size_t v = 0; v < nv; v++)
+        for (uint32_t a = start[v]; a < start[v + 1]; a++)
+            for (uint32_t b = a + 1; b < start[v + 1]; b++) {
+                uint32_t x = at[a], y = at[b];
+                g->conflict[x * words + y / 64] |= (uint64_t)1 << (y % 64);
+                g->conflict[y * words + x / 64] |= (uint64_t)1 << (x % 64);
+            }
+    free(start);
+    free(at);
+    return 0;
+}
+
 void avi_groups_free(avi_clock_groups *g)
 {
     free(g->group);
     free(g->vertex);
     free(g->member);
     free(g->group_of);
+    free(g->conflict);
     memset(g, 0, sizeof *g);
 }
 
@@ -129,7 +164,7 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
     }
     g->ngroup = gi;
     free(key);
-    if (build_vertex_lists(g, m)) {
+    if (build_vertex_lists(g, m) || build_conflicts(g, m)) {
         avi_groups_free(g);
         return -1;
     }
@@ -162,5 +197,6 @@ size_t avi_groups_bytes(const avi_clock_groups *g)
         members += g->group[k].count;
         vertices += g->group[k].vcount;
     }
-    return g->ngroup * sizeof *g->group + (members + vertices) * sizeof(uint32_t) + g->npotential * sizeof *g->group_of;
+    return g->ngroup * sizeof *g->group + (members + vertices) * sizeof(uint32_t) + g->npotential * sizeof *g->group_of +
+           (g->conflict ? g->ngroup * g->conflict_words * sizeof *g->conflict : 0);
 }

@@ -10,7 +10,16 @@
  * comes first) or, after the last member, reschedules it once for the whole
  * group. The order of events is exactly that of one entry per potential, so
  * results are bitwise the same; the queue does one operation per group tick
- * instead of one per event. Step levels (time_step.levels_per_octave) make
+ * instead of one per event.
+ *
+ * Within a tie of a few clocks (the engine's run_tie), a group only gives
+ * way to entries that share a vertex with it (`conflict`): events on
+ * disjoint vertices commute exactly, each reading positions drifted to the
+ * same time and kicking only its own vertices, so the results stay bitwise
+ * those of id order. Levels an octave apart tie at every tick of the
+ * coarser one; on a mesh whose numbering interleaves the levels (x fastest
+ * on a mesh graded along x), giving way at every smaller id cut each tick
+ * into pieces of a few members. Step levels (time_step.levels_per_octave) make
  * large groups; exact steps on a uniform mesh make some.
  *
  * A tick that starts at the group's first member drifts the vertices of
@@ -36,6 +45,8 @@
 #define AVI_GROUP_NONE UINT32_MAX
 /* Smaller sets of equal steps stay single clocks. */
 #define AVI_GROUP_MIN_SIZE 2
+/* Groups up to this many get the conflict matrix (128 KiB at the most). */
+#define AVI_GROUP_CONFLICT_MAX 1024
 
 typedef struct {
     double dt;
@@ -50,6 +61,9 @@ typedef struct {
     uint32_t *member;   /* potential ids, each group's in id order */
     uint32_t *group_of; /* by potential number (offset[kind] + index): group, or AVI_GROUP_NONE */
     uint32_t *vertex;   /* each group's vertices, ascending, each once: a tick drifts them all at its start */
+    uint64_t *conflict; /* bit b of row a (rows of conflict_words words): groups a and b share a vertex;
+                           NULL above AVI_GROUP_CONFLICT_MAX groups */
+    size_t conflict_words;
     size_t offset[AVI_KIND_COUNT];
     size_t npotential;  /* potentials of the kinds that can group */
 } avi_clock_groups;
@@ -68,6 +82,12 @@ static inline uint32_t avi_group_of(const avi_clock_groups *g, uint32_t id)
     unsigned kind = id >> AVI_ID_KIND_SHIFT;
     if (!g->group_of || kind >= AVI_KIND_CONTACT) return AVI_GROUP_NONE;
     return g->group_of[g->offset[kind] + (id & AVI_ID_INDEX_MASK)];
+}
+
+/* Whether groups a and b share a vertex; without the matrix, always. */
+static inline int avi_groups_conflict(const avi_clock_groups *g, uint32_t a, uint32_t b)
+{
+    return !g->conflict || (g->conflict[a * g->conflict_words + b / 64] >> (b % 64) & 1);
 }
 
 /* The entries one clock per potential would have in place of a cursor:

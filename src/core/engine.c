@@ -612,6 +612,22 @@ static void tie_sift_down(avi_event *h, size_t n, size_t i)
  * into the sorted span instead would move the entries before it each
  * time. Without contact only (the manager may run between tied events).
  * A group's members run as in the queue's ticks (run_members). */
+/* Ties of at most this many clocks let a group run past entries that share
+ * no vertex with it (clock_groups.h); beyond, the scan would cost more. */
+#define TIE_SCAN_MAX 32
+
+/* The smallest id among tie entries h[0..n) that share a vertex with group
+ * gi: single clocks always count, groups by the conflict matrix. */
+static uint32_t first_conflicting(const avi_clock_groups *groups, uint32_t gi, const avi_event *h, size_t n)
+{
+    uint32_t first = UINT32_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (h[i].id < first &&
+            (!(h[i].n & AVI_GROUP_CURSOR) || avi_groups_conflict(groups, gi, avi_group_of(groups, h[i].id))))
+            first = h[i].id;
+    return first;
+}
+
 static int run_tie(avi_engine *e, uint64_t *counts)
 {
     avi_model *m = e->model;
@@ -641,9 +657,11 @@ static int run_tie(avi_engine *e, uint64_t *counts)
         uint32_t second = n == 1 ? UINT32_MAX : n == 2 || h[1].id < h[2].id ? h[1].id : h[2].id;
         avi_event next;
         if (x.n & AVI_GROUP_CURSOR) {
-            avi_clock_group *gr = &groups->group[avi_group_of(groups, x.id)];
+            uint32_t gi = avi_group_of(groups, x.id);
+            avi_clock_group *gr = &groups->group[gi];
             const uint32_t *mem = groups->member + gr->first;
             uint32_t step = x.n & ~AVI_GROUP_CURSOR, pos = gr->pos;
+            if (groups->conflict && n <= TIE_SCAN_MAX) second = first_conflicting(groups, gi, h + 1, n - 1);
             uint32_t end = members_before(mem, pos, gr->count, second);
             double half = step == 0 ? 0.5 : 1.0;
             if ((rc = run_members_tie(e, gr, mem, &pos, end, t, half, counts)) != AVI_OK) break;

@@ -155,6 +155,78 @@ START_TEST(test_exact_steps_group_equal_steps)
 }
 END_TEST
 
+/* A tet bar graded 1:10 along x in the generator's order (x fastest), on
+ * 16 step levels: levels an octave apart tie, their member ids interleave
+ * row by row, and most tied levels lie apart along the bar. */
+static avi_model *graded_bar_model(void)
+{
+    const int nx = 40;
+    avi_mesh mesh;
+    ck_assert_int_eq(avi_mesh_tet_box(1.0, 0.05, 0.05, nx, 2, 2, &mesh, NULL), AVI_OK);
+    double a = log(10.0) * nx / (nx - 1.0);
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "bar");
+    for (size_t i = 0; i < mesh.vertex_count; i++) {
+        double x[3] = {(exp(a * mesh.x[i][0]) - 1.0) / (exp(a) - 1.0), mesh.x[i][1], mesh.x[i][2]};
+        avi_model_add_vertex(m, b, x);
+    }
+    for (size_t t = 0; t < mesh.tet_count; t++) {
+        const uint32_t *v = mesh.tets[t];
+        ck_assert_int_eq(avi_model_add_tet(m, v[0], v[1], v[2], v[3], &rubber), 0);
+    }
+    for (uint32_t i = 0; i < (uint32_t)mesh.vertex_count; i++) {
+        double x[3], v[3] = {0.2 * sin(2.0 + i), 0.1 * cos(3.0 * i), 0.05 * cos(5.0 * i)};
+        for (int k = 0; k < 3; k++) x[k] = 1.02 * m->vert[i].x[k];
+        avi_model_set_state(m, i, x, v);
+    }
+    avi_time_step r = avi_default_time_step();
+    r.levels_per_octave = 16;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    avi_mesh_free(&mesh);
+    return m;
+}
+
+/* In a tie, a group runs on past entries that share no vertex with it: the
+ * state stays bitwise that of one clock per potential in id order, and of
+ * groups that give way to every smaller id (no conflict matrix), with far
+ * fewer cut ticks. */
+START_TEST(test_tied_groups_pass_disjoint_entries)
+{
+    avi_model *m[3] = {graded_bar_model(), graded_bar_model(), graded_bar_model()};
+    avi_engine *a = avi_engine_create(m[0], NULL), *b = avi_engine_create(m[1], NULL);
+    avi_engine *c = avi_engine_create(m[2], NULL);
+    ck_assert(a && b && c);
+    ck_assert_ptr_nonnull(a->groups.conflict);
+    uint64_t *matrix = b->groups.conflict; /* b: every pair of groups conflicts */
+    b->groups.conflict = NULL;
+    reload(c, 0);
+    /* Groups of one level share vertices, others far along the bar not. */
+    uint32_t ng = a->groups.ngroup, disjoint = 0;
+    for (uint32_t x = 0; x < ng; x++)
+        for (uint32_t y = 0; y < ng; y++) disjoint += !avi_groups_conflict(&a->groups, x, y);
+    ck_assert_uint_gt(disjoint, ng * ng / 2);
+    double lo, hi;
+    avi_model_time_step_range(m[0], AVI_KIND_TET, &lo, &hi);
+    for (int s = 1; s <= 10; s++) {
+        ck_assert_int_eq(avi_engine_advance(a, s * 40.0 * hi), AVI_OK);
+        ck_assert_int_eq(avi_engine_advance(b, s * 40.0 * hi), AVI_OK);
+        ck_assert_int_eq(avi_engine_advance(c, s * 40.0 * hi), AVI_OK);
+        assert_same_state(a, c);
+        assert_same_state(b, c);
+    }
+    printf("graded bar on levels: %llu events, group ticks cut %llu (every smaller id: %llu)\n",
+           (unsigned long long)avi_engine_events_total(a), (unsigned long long)a->group_splits,
+           (unsigned long long)b->group_splits);
+    ck_assert_uint_gt(b->group_splits, 1000);
+    ck_assert_uint_lt(a->group_splits * 4, b->group_splits);
+    b->groups.conflict = matrix;
+    avi_engine_destroy(a);
+    avi_engine_destroy(b);
+    avi_engine_destroy(c);
+    for (int k = 0; k < 3; k++) avi_model_destroy(m[k]);
+}
+END_TEST
+
 /* A box of tetrahedra (shell = 0) or a strip of membranes and hinges on
  * one fixed step, so that all of its potentials tick as one group, with
  * vertex `fast` given an infinite velocity after finalizing: its
@@ -410,6 +482,7 @@ static Suite *groups_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_groups_give_the_single_clock_order);
     tcase_add_test(tc, test_exact_steps_group_equal_steps);
+    tcase_add_test(tc, test_tied_groups_pass_disjoint_entries);
     tcase_add_test(tc, test_blow_up_in_group_names_the_member);
     tcase_add_test(tc, test_split_group_stays_single_clocks);
     tcase_add_test(tc, test_expand_mid_tick);
