@@ -604,14 +604,6 @@ static void tie_sift_down(avi_event *h, size_t n, size_t i)
     h[i] = x;
 }
 
-/* All entries at the top's time, when group ticks interleave with other
- * entries (every clock at t = 0; step levels an octave apart): they leave
- * the queue for a heap keyed by id, a cut group goes back into the heap
- * keyed by its next member, and each clock re-enters the queue once for
- * its next event. The order is the queue's; putting each cut cursor back
- * into the sorted span instead would move the entries before it each
- * time. Without contact only (the manager may run between tied events).
- * A group's members run as in the queue's ticks (run_members). */
 /* Ties of at most this many clocks let a group run past entries that share
  * no vertex with it (clock_groups.h); beyond, the scan would cost more. */
 #define TIE_SCAN_MAX 32
@@ -628,6 +620,15 @@ static uint32_t first_conflicting(const avi_clock_groups *groups, uint32_t gi, c
     return first;
 }
 
+/* All entries at the top's time, when group ticks interleave with other
+ * entries (every clock at t = 0; step levels an octave apart): they leave
+ * the queue for a heap keyed by id, a cut group goes back into the heap
+ * keyed by its next member, and each clock re-enters the queue once for
+ * its next event. The order is the queue's wherever events share a vertex
+ * (in a tie of up to TIE_SCAN_MAX clocks a group runs on past entries it
+ * shares none with, clock_groups.h); putting each cut cursor back into the
+ * sorted span instead would move the entries before it each time. Without contact only (the manager may run between tied events).
+ * A group's members run as in the queue's ticks (run_members). */
 static int run_tie(avi_engine *e, uint64_t *counts)
 {
     avi_model *m = e->model;
