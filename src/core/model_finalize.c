@@ -22,7 +22,7 @@ avi_time_step avi_default_time_step(void)
     /* Steps rounded down to 16 levels per octave (at most 4.4 % lower):
      * potentials on one level tick as one clock group, in memory order,
      * which is what lets the AVI run graded meshes at 0.84-1.00 of the ideal
-     * speed-up over synchronous stepping, against 0.64-0.80 with exact
+     * speed-up over synchronous stepping, against 0.61-0.80 with exact
      * steps (bench/README.md, "AVI against synchronous stepping"). */
     r.levels_per_octave = 16;
     return r;
