@@ -10,7 +10,8 @@
  * comes first) or, after the last member, reschedules it once for the whole
  * group. The order of events is exactly that of one entry per potential, so
  * results are bitwise the same; the queue does one operation per group tick
- * instead of one per event.
+ * instead of one per event. Step levels (time_step.levels_per_octave) make
+ * large groups; exact steps on a uniform mesh make some.
  *
  * Within a tie of a few clocks (the engine's run_tie), a group only gives
  * way to entries that share a vertex with it (`conflict`): events on
@@ -19,8 +20,7 @@
  * those of id order. Levels an octave apart tie at every tick of the
  * coarser one; on a mesh whose numbering interleaves the levels (x fastest
  * on a mesh graded along x), giving way at every smaller id cut each tick
- * into pieces of a few members. Step levels (time_step.levels_per_octave) make
- * large groups; exact steps on a uniform mesh make some.
+ * into pieces of a few members.
  *
  * A tick that starts at the group's first member drifts the vertices of
  * all members to its time at once (in place of one drift per member and

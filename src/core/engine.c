@@ -627,8 +627,9 @@ static uint32_t first_conflicting(const avi_clock_groups *groups, uint32_t gi, c
  * its next event. The order is the queue's wherever events share a vertex
  * (in a tie of up to TIE_SCAN_MAX clocks a group runs on past entries it
  * shares none with, clock_groups.h); putting each cut cursor back into the
- * sorted span instead would move the entries before it each time. Without contact only (the manager may run between tied events).
- * A group's members run as in the queue's ticks (run_members). */
+ * sorted span instead would move the entries before it each time. Without
+ * contact only (the manager may run between tied events). A group's members
+ * run as in the queue's ticks (run_members). */
 static int run_tie(avi_engine *e, uint64_t *counts)
 {
     avi_model *m = e->model;
@@ -655,14 +656,17 @@ static int run_tie(avi_engine *e, uint64_t *counts)
     double dt;
     while (n > 0 && rc == AVI_OK) {
         avi_event x = h[0];
-        uint32_t second = n == 1 ? UINT32_MAX : n == 2 || h[1].id < h[2].id ? h[1].id : h[2].id;
         avi_event next;
         if (x.n & AVI_GROUP_CURSOR) {
             uint32_t gi = avi_group_of(groups, x.id);
             avi_clock_group *gr = &groups->group[gi];
             const uint32_t *mem = groups->member + gr->first;
             uint32_t step = x.n & ~AVI_GROUP_CURSOR, pos = gr->pos;
+            /* The next entry the group gives way to: the heap's second
+             * smallest id, or in a small tie the smallest that shares a vertex. */
+            uint32_t second = UINT32_MAX;
             if (groups->conflict && n <= TIE_SCAN_MAX) second = first_conflicting(groups, gi, h + 1, n - 1);
+            else if (n > 1) second = n == 2 || h[1].id < h[2].id ? h[1].id : h[2].id;
             uint32_t end = members_before(mem, pos, gr->count, second);
             double half = step == 0 ? 0.5 : 1.0;
             if ((rc = run_members_tie(e, gr, mem, &pos, end, t, half, counts)) != AVI_OK) break;
