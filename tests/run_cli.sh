@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 # AVI_BIN picks another build of the binary (the sanitizer build); arguments
 # pick test scripts (default: all).
 export AVI="${AVI_BIN:+$PWD/}${AVI_BIN:-$PWD/build/avi}" PYTHON=/usr/bin/python3 ROOT="$PWD"
-pass=0; fail=0; failed=()
+# A script that cannot run here (e.g. needs root) exits 77: skipped, not passed.
+pass=0; fail=0; skip=0; failed=()
 scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
 for t in "${scripts[@]}"; do
   start=$EPOCHREALTIME
-  if bash "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=("$t"); fi
+  bash "$t"; rc=$?
+  if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); elif [ "$rc" -eq 77 ]; then skip=$((skip + 1)); else fail=$((fail + 1)); failed+=("$t"); fi
   awk -v a="$start" -v b="$EPOCHREALTIME" -v n="$(basename "$t")" 'BEGIN{printf "  [%s] %.1fs\n", n, b-a}'
 done
 [ ${#failed[@]} -gt 0 ] && printf 'FAILED: %s\n' "${failed[@]}"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -66,6 +66,11 @@ typedef struct {
 int avi_input_files_of(const avi_scene *scene, const avi_scene_bodies *info, avi_input_files *out, avi_error *err);
 void avi_input_files_free(avi_input_files *files);
 
+/* Resume, before rebuilding: every mesh file recorded in `checkpoint` is
+ * still a regular file (a clearer message than the scene's; the hashes
+ * compared after the rebuild decide). AVI_ERR_INPUT naming it otherwise. */
+int avi_input_files_present(const char *checkpoint, const avi_input_files *recorded, avi_error *err);
+
 /* Resume: every mesh file recorded in `checkpoint` must have been read again
  * (`now`, from the rebuilt scene) with the same bytes, and no other.
  * AVI_ERR_INPUT naming the file and both hashes otherwise. */

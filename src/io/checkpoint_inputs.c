@@ -4,8 +4,10 @@
 #include "core/error.h"
 #include "io/sha256.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int add(avi_input_files *f, avi_input_kind kind, const char *path, const unsigned char *sha256)
 {
@@ -55,6 +57,20 @@ static void short_hex(const unsigned char *sha256, char out[13])
     avi_sha256_hex(sha256, hex);
     memcpy(out, hex, 12);
     out[12] = '\0';
+}
+
+int avi_input_files_present(const char *checkpoint, const avi_input_files *recorded, avi_error *err)
+{
+    for (size_t i = 0; i < recorded->count; i++) {
+        const avi_input_file *r = &recorded->files[i];
+        struct stat st;
+        if (r->kind != AVI_INPUT_MESH) continue;
+        const char *why = stat(r->path, &st) != 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
+        if (why)
+            return avi_error_set(err, AVI_ERR_INPUT, "mesh file %s, read by the run (recorded in %s), is missing: %s; "
+                                 "restore it to resume", r->path, checkpoint, why);
+    }
+    return AVI_OK;
 }
 
 int avi_input_files_match(const char *checkpoint, const avi_input_files *recorded, const avi_input_files *now,
