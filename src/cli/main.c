@@ -481,7 +481,7 @@ static int cmd_resume(int argc, char **argv)
     if (avi_checkpoint_read_info(ckpt, &meta, &err) || avi_input_files_present(ckpt, &meta.inputs, &err)) {
         fprintf(stderr, "avi: %s\n", err.message);
         free(a.sets);
-        if (meta.resolved_text) avi_checkpoint_meta_free(&meta);
+        avi_checkpoint_meta_free(&meta);
         return AVI_ERR_INPUT;
     }
     avi_scene scene;
