@@ -15,10 +15,10 @@ ARCH     ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /pro
 CFLAGS   ?= $(OPT) $(ARCH) -g
 WARN     := -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
 DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-PKGS     := hdf5 yaml-0.1 jemalloc
+PKGS     := hdf5 yaml-0.1 jemalloc libcrypto
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig
-SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
+SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 INCLUDES := -Iinclude -Isrc
 ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
@@ -49,7 +49,7 @@ all: deps $(LIB) $(AVI) $(B)/tests/check_penetration
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
 APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
-            libyaml-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
+            libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
 deps:
 	@missing=""; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
@@ -135,7 +135,7 @@ test-unit: $(UNIT_BIN) $(PHYS_BIN)
 test-san: $(SAN_UNIT) $(SAN)/avi all
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
-	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh
+	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh
 
 test-cli: all
 	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then tests/run_cli.sh; fi
@@ -171,7 +171,7 @@ FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
 FUZZ_LIB     := $(FUZZ_B)/libavi.a
 FUZZ_TOOL    := $(FUZZ_B)/toolchain.txt
-FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
+FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
 FUZZ_APT     := clang libclang-rt-dev
 FUZZ_PROBE   := int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
 

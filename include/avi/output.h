@@ -116,6 +116,9 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err);
  * failed, later writes fail at once with the same error. */
 const avi_error *avi_h5_error(const avi_h5_writer *w);
 
+/* The path the writer was created for (its layout's path). */
+const char *avi_h5_path(const avi_h5_writer *w);
+
 /* Rows and frames written so far (buffered rows included). */
 size_t avi_h5_row_count(const avi_h5_writer *w);
 size_t avi_h5_frame_count(const avi_h5_writer *w);

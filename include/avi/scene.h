@@ -247,6 +247,8 @@ typedef struct {
     char *source;      /* the file as named, or "builtin:<name>" */
     char *dir;         /* where relative mesh paths start; NULL: the working directory */
     char *text;        /* the scene as given, and a trailing comment listing --set overrides */
+    char *file;        /* the scene file, resolved; NULL for built-ins and text */
+    unsigned char file_sha256[32]; /* SHA-256 of the bytes read from it */
     char *name;
     char *description;
     double end_time;
@@ -317,6 +319,7 @@ typedef struct {
     uint32_t (*tets)[4];
     size_t edge_count;
     uint32_t (*edges)[2];
+    unsigned char mesh_sha256[32]; /* SHA-256 of the mesh file's bytes as read; zero without a file */
 } avi_scene_body_info;
 
 typedef struct {

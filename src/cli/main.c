@@ -17,9 +17,9 @@
 
 
 static const char usage[] =
-    "usage: avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--quiet]\n"
-    "       avi resume OUT.h5 [--set time.end=T]\n"
-    "       avi info OUT.h5\n"
+    "usage: avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--quiet] [--verbose]\n"
+    "       avi resume OUT.h5 [--set time.end=T] [--quiet] [--verbose]\n"
+    "       avi info OUT.h5 [--verbose]\n"
     "       avi scenes\n"
     "       avi --help | --version\n"
     "\n"
@@ -30,9 +30,13 @@ static const char usage[] =
     "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"
     "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
     "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
-    "          --set time.end=T extends a finished run\n"
+    "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
+    "          corrupt checkpoint or a mesh file that changed since the run\n"
+    "          started\n"
     "  info    prints a summary of an output file\n"
     "  scenes  lists the built-in scenes\n"
+    "  --verbose  also prints HDF5's own error stack when an HDF5 call fails\n"
+    "          (as does the environment variable AVI_HDF5_ERRORS=1)\n"
     "\n"
     "exit status: 0 success, 1 the run failed, 2 bad usage or input,\n"
     "             130 interrupted (SIGINT / SIGTERM)\n";
@@ -197,7 +201,8 @@ static int checkpoint_observer(const avi_engine *e, double t, void *user)
 /* Runs a loaded scene to its end time, writing `out`. With `resume` (a
  * checkpoint path), the engine continues from that checkpoint and the
  * output keeps the rows and frames written before it. */
-static int run_scene(avi_scene *scene, const char *source, const char *out, int quiet, const char *resume)
+static int run_scene(avi_scene *scene, const char *source, const char *out, int quiet, const char *resume,
+                     const avi_input_files *recorded)
 {
     avi_error err;
     memset(&err, 0, sizeof err);
@@ -206,6 +211,18 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     if (avi_scene_build(scene, &model, &info, &err)) {
         fprintf(stderr, "avi: %s\n", err.message);
         return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
+
+    /* The files read: recorded in checkpoints; on resume, the mesh files
+     * must be the ones the run started with. */
+    avi_input_files inputs = {0, NULL};
+    if (avi_input_files_of(scene, &info, &inputs, &err) ||
+        (resume && avi_input_files_match(resume, recorded, &inputs, &err))) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        avi_input_files_free(&inputs);
+        avi_model_destroy(model);
+        avi_scene_bodies_free(&info);
+        return err.status;
     }
 
     /* Output layout: bodies, masses, connectivity, parameters. */
@@ -239,12 +256,13 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     rs.ckpt.scene_text = scene->text;
     rs.ckpt.resolved_text = so.resolved_text;
     rs.ckpt.output_path = out;
+    rs.ckpt.inputs = resume ? recorded : &inputs;
 
     size_t keep_rows = 0, keep_frames = 0;
     if (resume) {
         if (avi_checkpoint_restore(resume, engine, &err)) {
             fprintf(stderr, "avi: %s\n", err.message);
-            rc = AVI_ERR_RUN;
+            rc = err.status;
             goto done;
         }
         /* Rows and frames already written are the observers' first calls. */
@@ -272,7 +290,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         if (avi_h5_copy_prefix(old_path, rs.writer, keep_rows, keep_frames, so.bodies, (int)info.count, nv, &err) ||
             avi_h5_flush(rs.writer)) {
             fprintf(stderr, "avi: %s\n", err.message[0] ? err.message : avi_h5_error(rs.writer)->message);
-            rc = AVI_ERR_RUN;
+            rc = err.message[0] ? err.status : AVI_ERR_RUN;
             goto done;
         }
         /* While it exists, the next resume would copy from it: a stale one
@@ -365,6 +383,7 @@ done:
     avi_model_destroy(model);
     avi_scene_bodies_free(&info);
     avi_run_output_free(&so);
+    avi_input_files_free(&inputs);
     free(rs.x);
     free(rs.v);
     return rc;
@@ -428,7 +447,7 @@ static int cmd_run(int argc, char **argv)
         return err.status ? (int)err.status : AVI_ERR_INPUT;
     }
     free(a.sets);
-    int rc = run_scene(&scene, a.scene, a.out ? a.out : scene.output.file, a.quiet, NULL);
+    int rc = run_scene(&scene, a.scene, a.out ? a.out : scene.output.file, a.quiet, NULL, NULL);
     avi_scene_free(&scene);
     return rc;
 }
@@ -459,9 +478,10 @@ static int cmd_resume(int argc, char **argv)
         free(a.sets);
         return AVI_ERR_INPUT;
     }
-    if (avi_checkpoint_read_info(ckpt, &meta, &err)) {
+    if (avi_checkpoint_read_info(ckpt, &meta, &err) || avi_input_files_present(ckpt, &meta.inputs, &err)) {
         fprintf(stderr, "avi: %s\n", err.message);
         free(a.sets);
+        avi_checkpoint_meta_free(&meta);
         return AVI_ERR_INPUT;
     }
     avi_scene scene;
@@ -480,7 +500,7 @@ static int cmd_resume(int argc, char **argv)
         /* The scene as given stays the one recorded in the file. */
         free(scene.text);
         scene.text = strdup(meta.scene_text);
-        rc = scene.text ? run_scene(&scene, meta.scene_source, a.scene, a.quiet, ckpt) : AVI_ERR_RUN;
+        rc = scene.text ? run_scene(&scene, meta.scene_source, a.scene, a.quiet, ckpt, &meta.inputs) : AVI_ERR_RUN;
     }
     avi_scene_free(&scene);
     avi_checkpoint_meta_free(&meta);
@@ -511,6 +531,15 @@ static int cmd_scenes(void)
 
 int main(int argc, char **argv)
 {
+    /* --verbose anywhere after the command: HDF5's error stack on stderr
+     * (read by the HDF5 set-up before HDF5's first call). */
+    int kept = 1;
+    for (int i = 1; i < argc; i++) {
+        if (i > 1 && !strcmp(argv[i], "--verbose")) setenv("AVI_HDF5_ERRORS", "1", 1);
+        else argv[kept++] = argv[i];
+    }
+    argc = kept;
+    argv[argc] = NULL;
     if (argc < 2) {
         fputs(usage, stderr);
         return AVI_ERR_INPUT;

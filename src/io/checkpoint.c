@@ -4,12 +4,15 @@
 #include "core/error.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
+#include "io/checkpoint_hash.h"
+#include "io/hdf5_init.h"
 #include "sync/sync_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,10 @@
 #include <unistd.h>
 
 #define FORMAT_NAME "avi-checkpoint"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2 /* 2: content hash and input files */
+#define HASH_ATTR "content_sha256"
+/* Counters are stored as int64 in the output. */
+#define COUNTER_LIMIT (UINT64_C(1) << 63)
 
 void avi_checkpoint_path(const char *output_path, char *out, size_t size)
 {
@@ -96,6 +102,98 @@ static char *get_text(hid_t loc, const char *name)
     return s;
 }
 
+/* A fixed-length string attribute of the root group. */
+static int put_attr_text(hid_t f, const char *name, const char *text)
+{
+    hid_t space = H5Screate(H5S_SCALAR), str = H5Tcopy(H5T_C_S1);
+    H5Tset_size(str, strlen(text));
+    H5Tset_strpad(str, H5T_STR_NULLPAD);
+    hid_t at = H5Acreate2(f, name, str, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = at < 0 || H5Awrite(at, str, text) < 0;
+    if (at >= 0) H5Aclose(at);
+    H5Tclose(str);
+    H5Sclose(space);
+    return rc ? -1 : 0;
+}
+
+/* The attribute as text (at most size - 1 bytes), or -1. */
+static int get_attr_text(hid_t f, const char *name, char *out, size_t size)
+{
+    hid_t at = H5Aopen(f, name, H5P_DEFAULT);
+    hid_t ft = at < 0 ? -1 : H5Aget_type(at);
+    int rc = -1;
+    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) == 0 && H5Tget_size(ft) < size) {
+        size_t n = H5Tget_size(ft);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n);
+        H5Tset_strpad(mt, H5T_STR_NULLPAD);
+        memset(out, 0, size);
+        rc = H5Aread(at, mt, out) < 0 ? -1 : 0;
+        H5Tclose(mt);
+    }
+    if (ft >= 0) H5Tclose(ft);
+    if (at >= 0) H5Aclose(at);
+    return rc;
+}
+
+/* ---- input files: input_kind[n] (uint8), input_sha256[n][32] (uint8),
+ * input_path (uint8: the n paths, each ending in a NUL byte) ---- */
+
+static int write_inputs(hid_t f, const avi_input_files *in)
+{
+    size_t n = in ? in->count : 0, bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += strlen(in->files[i].path) + 1;
+    uint8_t *kind = malloc(n + 1), *sha = malloc(32 * n + 1), *paths = malloc(bytes + 1);
+    int rc = !kind || !sha || !paths;
+    for (size_t i = 0, at = 0; i < n && !rc; i++) {
+        kind[i] = (uint8_t)in->files[i].kind;
+        memcpy(sha + 32 * i, in->files[i].sha256, 32);
+        size_t len = strlen(in->files[i].path) + 1;
+        memcpy(paths + at, in->files[i].path, len);
+        at += len;
+    }
+    if (!rc)
+        rc = put1(f, "input_kind", H5T_NATIVE_UINT8, n, 1, kind) || put1(f, "input_sha256", H5T_NATIVE_UINT8, n, 32, sha) ||
+             put1(f, "input_path", H5T_NATIVE_UINT8, bytes, 1, paths);
+    free(kind);
+    free(sha);
+    free(paths);
+    return rc ? -1 : 0;
+}
+
+static int read_inputs(hid_t f, avi_input_files *out)
+{
+    memset(out, 0, sizeof *out);
+    long n = count(f, "input_kind"), bytes = count(f, "input_path");
+    if (n < 0 || bytes < 0) return -1;
+    uint8_t *kind = malloc((size_t)n + 1), *sha = malloc(32 * (size_t)n + 1);
+    char *paths = malloc((size_t)bytes + 1);
+    int rc = !kind || !sha || !paths || get(f, "input_kind", H5T_NATIVE_UINT8, (size_t)n, kind) ||
+             get(f, "input_sha256", H5T_NATIVE_UINT8, 32 * (size_t)n, sha) ||
+             get(f, "input_path", H5T_NATIVE_UINT8, (size_t)bytes, paths) || (bytes > 0 && paths[bytes - 1] != '\0');
+    if (!rc) out->files = calloc((size_t)n + 1, sizeof *out->files);
+    rc = rc || !out->files;
+    /* Exactly n NUL-terminated paths. */
+    for (long i = 0, at = 0; i < n && !rc; i++) {
+        if (at >= bytes || kind[i] > AVI_INPUT_MESH) {
+            rc = -1;
+            break;
+        }
+        out->files[i].kind = (avi_input_kind)kind[i];
+        memcpy(out->files[i].sha256, sha + 32 * i, 32);
+        rc = !(out->files[i].path = strdup(paths + at));
+        out->count = (size_t)i + 1;
+        at += (long)strlen(paths + at) + 1;
+        if (i == n - 1 && at != bytes) rc = -1;
+    }
+    if (!rc && n == 0 && bytes != 0) rc = -1;
+    free(kind);
+    free(sha);
+    free(paths);
+    if (rc) avi_input_files_free(out);
+    return rc ? -1 : 0;
+}
+
 /* ---- writing ---- */
 
 static int write_contact(hid_t f, const avi_contact_manager *cm)
@@ -159,20 +257,14 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
 {
     const avi_model *m = e->model;
     size_t nv = m->nv, nq = avi_engine_queue_size(e);
-    int rc = 0;
-    hid_t a_space = H5Screate(H5S_SCALAR);
-    hid_t str = H5Tcopy(H5T_C_S1);
-    H5Tset_size(str, sizeof FORMAT_NAME);
-    hid_t at = H5Acreate2(f, "format", str, a_space, H5P_DEFAULT, H5P_DEFAULT);
-    rc |= at < 0 || H5Awrite(at, str, FORMAT_NAME) < 0;
-    if (at >= 0) H5Aclose(at);
-    H5Tclose(str);
+    int rc = put_attr_text(f, "format", FORMAT_NAME);
     int version = FORMAT_VERSION;
-    at = H5Acreate2(f, "format_version", H5T_NATIVE_INT, a_space, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a_space = H5Screate(H5S_SCALAR);
+    hid_t at = H5Acreate2(f, "format_version", H5T_NATIVE_INT, a_space, H5P_DEFAULT, H5P_DEFAULT);
     rc |= at < 0 || H5Awrite(at, H5T_NATIVE_INT, &version) < 0;
     if (at >= 0) H5Aclose(at);
     H5Sclose(a_space);
-    if (rc) return -1;
+    if (rc || write_inputs(f, info->inputs)) return -1;
 
     if (put_text(f, "scene_source", info->scene_source) || put_text(f, "scene", info->scene_text) ||
         put_text(f, "scene_resolved", info->resolved_text) || put_text(f, "output", info->output_path) ||
@@ -232,6 +324,9 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
     free(ev);
     free(buf);
     free(ub);
+    /* Last: the hash of everything written above. */
+    char hex[AVI_SHA256_HEX], why[256];
+    if (!rc && (avi_checkpoint_hash(f, hex, why, sizeof why) || put_attr_text(f, HASH_ATTR, hex))) rc = -1;
     return rc ? -1 : 0;
 }
 
@@ -249,7 +344,7 @@ int avi_checkpoint_write(const char *path, const avi_engine *e, const avi_checkp
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return avi_error_set(err, AVI_ERR_RUN, "%s: path too long", path);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_hdf5_init();
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -274,43 +369,78 @@ int avi_checkpoint_write(const char *path, const avi_engine *e, const avi_checkp
 
 /* ---- reading ---- */
 
-static hid_t open_checked(const char *path, avi_error *err)
+/* Opens a checkpoint and verifies its format and content hash; -1 with err
+ * filled (AVI_ERR_INPUT: a checkpoint that cannot be trusted is bad input). */
+static hid_t open_verified(const char *path, avi_error *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_hdf5_init();
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
     if (f < 0) {
-        avi_error_set(err, AVI_ERR_RUN, "%s: cannot open the checkpoint", path);
+        avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open the checkpoint: not an HDF5 file, or corrupt", path);
         return -1;
     }
+    char name[64], stored[AVI_SHA256_HEX + 1], hex[AVI_SHA256_HEX], why[256];
     int version = 0;
     hid_t at = H5Aopen(f, "format_version", H5P_DEFAULT);
-    if (at < 0 || H5Aread(at, H5T_NATIVE_INT, &version) < 0 || version != FORMAT_VERSION) {
-        if (at >= 0) H5Aclose(at);
+    int have_version = at >= 0 && H5Aread(at, H5T_NATIVE_INT, &version) >= 0;
+    if (at >= 0) H5Aclose(at);
+    H5Eclear2(H5E_DEFAULT);
+    int rc = -1;
+    if (get_attr_text(f, "format", name, sizeof name) || strcmp(name, FORMAT_NAME) || !have_version)
+        avi_error_set(err, AVI_ERR_INPUT, "%s: not an avi checkpoint (no format attributes)", path);
+    else if (version < FORMAT_VERSION)
+        avi_error_set(err, AVI_ERR_INPUT,
+                      "%s: checkpoint format %d, written by an older avi without integrity checks; this avi reads "
+                      "format %d: run the scene again",
+                      path, version, FORMAT_VERSION);
+    else if (version != FORMAT_VERSION)
+        avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint format %d is not the format %d this avi reads", path, version,
+                      FORMAT_VERSION);
+    else if (get_attr_text(f, HASH_ATTR, stored, sizeof stored) || strlen(stored) != AVI_SHA256_HEX - 1)
+        avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is corrupt: no content hash", path);
+    else if (avi_checkpoint_hash(f, hex, why, sizeof why))
+        avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is corrupt: %s", path, why);
+    else if (strcmp(hex, stored))
+        avi_error_set(err, AVI_ERR_INPUT,
+                      "%s: checkpoint is corrupt: its content hash is %.12s..., the file records %.12s...", path, hex,
+                      stored);
+    else
+        rc = 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (rc) {
         H5Fclose(f);
-        avi_error_set(err, AVI_ERR_RUN, "%s: not an avi checkpoint (format version %d)", path, version);
         return -1;
     }
-    H5Aclose(at);
     return f;
+}
+
+/* The checkpoint time: finite and not negative. */
+static int read_time(hid_t f, const char *path, double *t, avi_error *err)
+{
+    if (get(f, "time", H5T_NATIVE_DOUBLE, 1, t)) return avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint has no time", path);
+    if (!isfinite(*t) || *t < 0.0)
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: implausible checkpoint: its time %g is not a finite time >= 0", path, *t);
+    return AVI_OK;
 }
 
 int avi_checkpoint_read_info(const char *path, avi_checkpoint_meta *meta, avi_error *err)
 {
     memset(meta, 0, sizeof *meta);
-    hid_t f = open_checked(path, err);
-    if (f < 0) return AVI_ERR_RUN;
+    hid_t f = open_verified(path, err);
+    if (f < 0) return AVI_ERR_INPUT;
     meta->scene_source = get_text(f, "scene_source");
     meta->scene_text = get_text(f, "scene");
     meta->resolved_text = get_text(f, "scene_resolved");
     meta->output_path = get_text(f, "output");
-    int rc = !meta->scene_source || !meta->scene_text || !meta->resolved_text || !meta->output_path ||
-             get(f, "time", H5T_NATIVE_DOUBLE, 1, &meta->time);
+    int rc = !meta->scene_source || !meta->scene_text || !meta->resolved_text || !meta->output_path
+                 ? avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is incomplete (no scene or output)", path)
+             : read_inputs(f, &meta->inputs) ? avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint's input_* datasets are malformed", path)
+                                             : read_time(f, path, &meta->time, err);
+    H5Eclear2(H5E_DEFAULT);
     H5Fclose(f);
-    if (rc) {
-        avi_checkpoint_meta_free(meta);
-        return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint is incomplete", path);
-    }
-    return AVI_OK;
+    if (rc) avi_checkpoint_meta_free(meta);
+    return rc;
 }
 
 void avi_checkpoint_meta_free(avi_checkpoint_meta *meta)
@@ -319,6 +449,7 @@ void avi_checkpoint_meta_free(avi_checkpoint_meta *meta)
     free(meta->scene_text);
     free(meta->resolved_text);
     free(meta->output_path);
+    avi_input_files_free(&meta->inputs);
     memset(meta, 0, sizeof *meta);
 }
 
@@ -387,82 +518,169 @@ static int read_contact(hid_t f, avi_contact_manager *cm)
     return rc ? -1 : 0;
 }
 
-int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
+/* ---- restoring: every value read is checked before the engine uses it;
+ * each step returns AVI_OK or an error naming the checkpoint ---- */
+
+static int missing(const char *path, const char *what, avi_error *err)
 {
-    hid_t f = open_checked(path, err);
-    if (f < 0) return AVI_ERR_RUN;
-    avi_model *m = e->model;
-    size_t nv = m->nv;
-    uint64_t sizes[2];
-    int rc = get(f, "sizes", H5T_NATIVE_UINT64, 2, sizes);
-    if (rc || sizes[0] != nv || sizes[1] != AVI_KIND_COUNT) {
-        H5Fclose(f);
-        return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint does not match the scene's model (%llu vertices, model has %zu)", path,
-                    rc ? 0ull : (unsigned long long)sizes[0], nv);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is incomplete or does not match the scene: %s", path, what);
+}
+
+static int implausible(avi_error *err, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int implausible(avi_error *err, const char *path, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: implausible checkpoint: %s", path, what);
+}
+
+/* Each counter and their total below 2^63: the output stores int64. */
+static int restore_counters(hid_t f, const char *path, avi_engine *e, avi_error *err)
+{
+    uint64_t ev[AVI_KIND_COUNT], total = 0;
+    if (get(f, "events", H5T_NATIVE_UINT64, AVI_KIND_COUNT, ev)) return missing(path, "events", err);
+    for (int k = 0; k < AVI_KIND_COUNT; k++) {
+        if (ev[k] >= COUNTER_LIMIT)
+            return implausible(err, path, "event counter events[%d] (%s) = %llu is not below 2^63", k,
+                               avi_kind_name((avi_kind)k), (unsigned long long)ev[k]);
+        total += ev[k]; /* both below 2^63: no wrap */
+        if (total >= COUNTER_LIMIT) return implausible(err, path, "the event counters add up to 2^63 or more");
     }
-    long nq = count(f, "queue_time");
-    double *buf = malloc((3 * (nv > (size_t)(nq > 0 ? nq : 0) ? nv : (size_t)nq) + 1) * sizeof *buf);
-    uint32_t *ub = malloc((2 * (size_t)(nq > 0 ? nq : 0) + 1) * sizeof *ub);
-    rc = nq < 0 || !buf || !ub;
-    if (!rc) rc = get(f, "time", H5T_NATIVE_DOUBLE, 1, &e->time) || get(f, "events", H5T_NATIVE_UINT64, AVI_KIND_COUNT, e->events);
-    for (int field = 0; field < 3 && !rc; field++) {
-        static const char *names[3] = {"vertex_position", "vertex_velocity", "vertex_drift_time"};
-        int w = field == 2 ? 1 : 3;
-        rc = get(f, names[field], H5T_NATIVE_DOUBLE, nv * (size_t)w, buf);
-        for (size_t i = 0; i < nv && !rc; i++)
-            for (int c = 0; c < w; c++) {
+    memcpy(e->events, ev, sizeof ev);
+    return AVI_OK;
+}
+
+/* Positions and velocities finite, drift times finite and not after T. */
+static int restore_vertices(hid_t f, const char *path, avi_engine *e, double *buf, avi_error *err)
+{
+    static const char *names[3] = {"vertex_position", "vertex_velocity", "vertex_drift_time"};
+    avi_model *m = e->model;
+    for (int field = 0; field < 3; field++) {
+        size_t w = field == 2 ? 1 : 3;
+        if (get(f, names[field], H5T_NATIVE_DOUBLE, m->nv * w, buf)) return missing(path, names[field], err);
+        for (size_t i = 0; i < m->nv * w; i++)
+            if (!isfinite(buf[i]) || (field == 2 && buf[i] > e->time))
+                return implausible(err, path, "%s of vertex %zu is %g%s", names[field], i / w, buf[i],
+                                   field == 2 && isfinite(buf[i]) ? ", after the checkpoint time" : "");
+        for (size_t i = 0; i < m->nv; i++)
+            for (size_t c = 0; c < w; c++) {
                 if (field == 0) m->vert[i].x[c] = buf[i * w + c];
                 else if (field == 1) m->vert[i].v[c] = buf[i * w + c];
                 else m->vert[i].tau = buf[i];
             }
     }
-    if (!rc) rc = get(f, "queue_time", H5T_NATIVE_DOUBLE, (size_t)nq, buf) ||
-                  get(f, "queue_id_step", H5T_NATIVE_UINT32, 2 * (size_t)nq, ub);
-    avi_event *qev = NULL;
-    if (!rc) {
-        qev = malloc(((size_t)nq + 1) * sizeof *qev);
-        rc = !qev;
-        for (long i = 0; i < nq && !rc; i++) qev[i] = (avi_event){buf[i], ub[2 * i], ub[2 * i + 1]};
-        avi_error qerr = {0};
-        if (!rc && avi_engine_queue_load(e, qev, (size_t)nq, 1, &qerr) != AVI_OK) {
-            free(qev);
-            free(buf);
-            free(ub);
-            H5Fclose(f);
-            return avi_error_set(err, qerr.status == AVI_ERR_INPUT ? AVI_ERR_RUN : qerr.status, "%s: %s", path,
-                                 qerr.message);
-        }
-        free(qev);
+    return AVI_OK;
+}
+
+/* Queue times finite and not before T; the engine checks the clocks. */
+static int restore_queue(hid_t f, const char *path, avi_engine *e, size_t nq, double *buf, avi_error *err)
+{
+    uint32_t *ub = malloc((2 * nq + 1) * sizeof *ub);
+    avi_event *ev = malloc((nq + 1) * sizeof *ev);
+    int rc = !ub || !ev ? avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path) : AVI_OK;
+    if (!rc && (get(f, "queue_time", H5T_NATIVE_DOUBLE, nq, buf) || get(f, "queue_id_step", H5T_NATIVE_UINT32, 2 * nq, ub)))
+        rc = missing(path, "queue_time, queue_id_step", err);
+    for (size_t i = 0; i < nq && !rc; i++) {
+        if (!isfinite(buf[i]) || buf[i] < e->time)
+            rc = implausible(err, path, "queue entry %zu has time %g, before the checkpoint time %.17g", i, buf[i], e->time);
+        ev[i] = (avi_event){buf[i], ub[2 * i], ub[2 * i + 1]};
     }
-    if (!rc) {
-        long no = count(f, "observer_next");
-        if (no != e->nobs) {
-            rc = -1;
-        } else {
-            uint64_t *next = malloc(((size_t)no + 1) * sizeof *next);
-            double *last = malloc(((size_t)no + 1) * sizeof *last);
-            rc = !next || !last || get(f, "observer_next", H5T_NATIVE_UINT64, (size_t)no, next) ||
-                 get(f, "observer_last_time", H5T_NATIVE_DOUBLE, (size_t)no, last);
-            /* The output keeps each observer's calls on its grid (resuming
-             * drops a final row off the grid), so the last call is at
-             * (next - 1) interval. */
-            for (long i = 0; i < no && !rc; i++) {
-                e->obs[i].next = next[i];
-                e->obs[i].last_time = next[i] ? (double)(next[i] - 1) * e->obs[i].interval : -1.0;
-            }
-            free(next);
-            free(last);
-        }
+    avi_error qerr = {AVI_OK, ""};
+    if (!rc && avi_engine_queue_load(e, ev, nq, 1, &qerr) != AVI_OK)
+        rc = avi_error_set(err, qerr.status == AVI_ERR_RUN ? AVI_ERR_RUN : AVI_ERR_INPUT, "%s: %s", path, qerr.message);
+    free(ub);
+    free(ev);
+    return rc;
+}
+
+/* Observer k has made its calls at 0, interval, ..., (next - 1) interval:
+ * the last not after T, the next not before it. */
+static int restore_observers(hid_t f, const char *path, avi_engine *e, avi_error *err)
+{
+    size_t no = (size_t)e->nobs;
+    if (count(f, "observer_next") != (long)no) return missing(path, "observer_next (observer count)", err);
+    uint64_t *next = malloc((no + 1) * sizeof *next);
+    int rc = !next ? avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path) : AVI_OK;
+    if (!rc && get(f, "observer_next", H5T_NATIVE_UINT64, no, next)) rc = missing(path, "observer_next", err);
+    for (size_t i = 0; i < no && !rc; i++) {
+        double dt = e->obs[i].interval, t = e->time;
+        if (next[i] >= COUNTER_LIMIT || (next[i] > 0 && (double)(next[i] - 1) * dt > t) || (double)next[i] * dt < t)
+            rc = implausible(err, path, "observer %zu (every %g s) is at call %llu, not next to the checkpoint time %.17g",
+                             i, dt, (unsigned long long)next[i], t);
     }
+    /* The output keeps each observer's calls on its grid (resuming drops a
+     * final row off the grid), so the last call is at (next - 1) interval. */
+    for (size_t i = 0; i < no && !rc; i++) {
+        e->obs[i].next = next[i];
+        e->obs[i].last_time = next[i] ? (double)(next[i] - 1) * e->obs[i].interval : -1.0;
+    }
+    free(next);
+    return rc;
+}
+
+/* Indices in range, so that no later access leaves the arrays. */
+static int check_contact(const char *path, const avi_contact_manager *cm, size_t nv, avi_error *err)
+{
+    for (size_t i = 0; i < cm->npot; i++) {
+        const avi_contact_potential *p = &cm->pot[i];
+        int bad = p->type > AVI_STENCIL_EE || (p->prev != AVI_NO_SLOT && p->prev >= cm->npot) ||
+                  (p->alive && (p->stencil >= cm->nst || p->layer < 1 || !isfinite(p->eta) || !isfinite(p->k) ||
+                                !isfinite(p->dt) || !isfinite(p->t0)));
+        for (int a = 0; a < 4; a++) bad |= p->alive && p->v[a] >= nv;
+        if (bad) return implausible(err, path, "contact potential %zu is inconsistent", i);
+    }
+    for (size_t i = 0; i < cm->nst; i++) {
+        const avi_contact_stencil *st = &cm->st[i];
+        int bad = st->type > AVI_STENCIL_EE || (st->deepest != AVI_NO_SLOT && st->deepest >= cm->npot) ||
+                  !isfinite(st->dt1);
+        for (int a = 0; a < 4; a++) bad |= st->v[a] >= nv;
+        if (bad) return implausible(err, path, "contact stencil %zu is inconsistent", i);
+    }
+    if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot || !isfinite(cm->next_run))
+        return implausible(err, path, "the contact manager's counters are inconsistent");
+    return AVI_OK;
+}
+
+static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *err)
+{
+    size_t nv = e->model->nv;
+    uint64_t sizes[2];
+    if (get(f, "sizes", H5T_NATIVE_UINT64, 2, sizes)) return missing(path, "sizes", err);
+    if (sizes[0] != nv || sizes[1] != AVI_KIND_COUNT)
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint does not match the scene's model (%llu vertices, model has %zu)",
+                             path, (unsigned long long)sizes[0], nv);
+    long nq = count(f, "queue_time");
+    if (nq < 0) return missing(path, "queue_time", err);
+    double *buf = malloc((3 * (nv > (size_t)nq ? nv : (size_t)nq) + 1) * sizeof *buf);
+    if (!buf) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path);
+    int rc = read_time(f, path, &e->time, err);
+    if (!rc) rc = restore_counters(f, path, e, err);
+    if (!rc) rc = restore_vertices(f, path, e, buf, err);
+    if (!rc) rc = restore_queue(f, path, e, (size_t)nq, buf, err);
+    free(buf);
+    if (!rc) rc = restore_observers(f, path, e, err);
     if (!rc && e->sync) {
         uint64_t step;
-        rc = get(f, "sync_step", H5T_NATIVE_UINT64, 1, &step);
-        if (!rc) e->sync->step = step;
+        if (get(f, "sync_step", H5T_NATIVE_UINT64, 1, &step)) rc = missing(path, "sync_step", err);
+        else if (step >= COUNTER_LIMIT) rc = implausible(err, path, "sync_step = %llu is not below 2^63", (unsigned long long)step);
+        else e->sync->step = step;
     }
-    if (!rc && e->contact) rc = read_contact(f, e->contact);
-    free(buf);
-    free(ub);
+    if (!rc && e->contact) {
+        if (read_contact(f, e->contact)) rc = missing(path, "contact", err);
+        else rc = check_contact(path, e->contact, nv, err);
+    }
+    return rc;
+}
+
+int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)
+{
+    hid_t f = open_verified(path, err);
+    if (f < 0) return AVI_ERR_INPUT;
+    int rc = restore_state(f, path, e, err);
+    H5Eclear2(H5E_DEFAULT);
     H5Fclose(f);
-    if (rc) return avi_error_set(err, AVI_ERR_RUN, "%s: checkpoint is incomplete or does not match the scene", path);
-    return AVI_OK;
+    return rc;
 }

@@ -2,6 +2,7 @@
  * value for value into a new writer. */
 #include "avi/output.h"
 #include "core/error.h"
+#include "io/hdf5_init.h"
 
 #include <hdf5.h>
 #include <stdarg.h>
@@ -51,16 +52,19 @@ static long row_count(hid_t f, const char *path)
 int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
                        int body_count, size_t vertex_count, avi_error *err)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_hdf5_init();
     /* Few metadata retries: a killed writer never completes what failed. */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_metadata_read_attempts(fapl, 8);
     hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
     H5Pclose(fapl);
-    if (f < 0) return avi_error_set(err, AVI_ERR_RUN, "%s: cannot open the earlier output to copy from", old_path);
+    /* Messages name the output (old_path is its set-aside name); what the
+     * earlier output lacks is bad input, a failed write is the run's. */
+    const char *name = avi_h5_path(w);
+    if (f < 0) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open the earlier output to continue it (corrupt?)", name);
     int rc = 0;
     long have_rows = row_count(f, "/observables/kinetic_energy/value");
-    if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_RUN, "%s: has %ld rows, the checkpoint needs %zu", old_path, have_rows, rows);
+    if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: has %ld rows, its checkpoint needs %zu (truncated, or not the output of this checkpoint)", name, have_rows < 0 ? 0 : have_rows, rows);
 
     /* Rows: one array per observable, then one avi_observation per row. */
     static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
@@ -83,7 +87,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     char path[512];
     for (int k = 0; k < 6 && !rc; k++) {
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
-        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, path);
+        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
     }
     if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, lin) ||
                 read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, ang) ||
@@ -92,7 +96,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, rows, 1, events) ||
                 read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, rows, 1, active) ||
                 read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, rows, AVI_KIND_COUNT, by_kind)))
-        rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read the observables", old_path);
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the observables", name);
     for (size_t r = 0; r < rows && !rc; r++) {
         avi_observation o;
         memset(&o, 0, sizeof o);
@@ -140,7 +144,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 double (*dst)[3] = (which ? v : x) + body->first_vertex;
                 if (ds < 0 || fs < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                     H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, dst) < 0)
-                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read frame %zu of %s", old_path, k, path);
+                    rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read frame %zu of %s", name, k, path);
                 H5Sclose(ms);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);
@@ -155,7 +159,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 hid_t ms = H5Screate_simple(1, cnt, NULL);
                 if (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                     H5Dread(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &fstep) < 0)
-                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, p2);
+                    rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, p2);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);
                 snprintf(p2, sizeof p2, "%s/time", path);
@@ -163,7 +167,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                 fs = ds >= 0 ? H5Dget_space(ds) : -1;
                 if (!rc && (ds < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
                             H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &ftime) < 0))
-                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot read %s", old_path, p2);
+                    rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, p2);
                 H5Sclose(ms);
                 if (fs >= 0) H5Sclose(fs);
                 if (ds >= 0) H5Dclose(ds);

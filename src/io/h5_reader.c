@@ -1,5 +1,6 @@
 /* `avi info`: a summary of an output file, finished or still being written. */
 #include "avi/output.h"
+#include "io/hdf5_init.h"
 
 #include <hdf5.h>
 #include <math.h>
@@ -243,8 +244,7 @@ static herr_t add_scale(hid_t group, const char *name, const H5L_info_t *info, v
 
 int avi_h5_info(const char *path, FILE *out, avi_error *err)
 {
-    H5dont_atexit(); /* as in avi_h5_create */
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_hdf5_init();
     reader r = {-1, path ? path : "(no path)", err};
     if (!path || !out) return rfail(&r, AVI_ERR_INPUT, "no file or output stream given");
     if (err) {

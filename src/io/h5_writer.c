@@ -1,5 +1,6 @@
 /* Streaming output to HDF5 in the H5MD 1.1 layout of DESIGN.md section 3. */
 #include "avi/output.h"
+#include "io/hdf5_init.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -595,12 +596,8 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
 
 avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err)
 {
-    /* HDF5's exit-time cleanup crashes on a file whose close failed (disk
-     * full); every file here is closed explicitly, so skip it. Effective
-     * only before HDF5's first call in the process. */
-    H5dont_atexit();
     /* Errors are reported through avi_error, not HDF5's stack printing. */
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    avi_hdf5_init();
     avi_h5_writer *w = calloc(1, sizeof *w);
     if (!w) {
         if (err) {
@@ -651,6 +648,7 @@ static int write_rows(avi_h5_writer *w)
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs)
 {
     if (!w) return -1;
+    avi_hdf5_init(); /* this thread may not be the one that created w */
     if (w->failed) return -1;
     size_t r = w->rows_pending;
     w->row_step[r] = step;
@@ -676,6 +674,7 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3], const double (*v)[3])
 {
     if (!w) return -1;
+    avi_hdf5_init();
     if (w->failed) return -1;
     if (!x || !v) return fail(w, AVI_ERR_INPUT, "frame %zu has no positions or velocities", w->frames);
     if (w->frames == w->frame_cap) {
@@ -703,6 +702,7 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
 int avi_h5_flush(avi_h5_writer *w)
 {
     if (!w) return -1;
+    avi_hdf5_init();
     if (w->failed) return -1;
     if (write_rows(w)) return -1;
     if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
@@ -733,6 +733,7 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
         }
         return -1;
     }
+    avi_hdf5_init();
     avi_h5_flush(w);
     /* The completion state is stored even after a failed write: a run that
      * failed on a full disk may still get its reason into the file. */
@@ -763,6 +764,11 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
 const avi_error *avi_h5_error(const avi_h5_writer *w)
 {
     return &w->err;
+}
+
+const char *avi_h5_path(const avi_h5_writer *w)
+{
+    return w->path;
 }
 
 size_t avi_h5_row_count(const avi_h5_writer *w)

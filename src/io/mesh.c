@@ -2,6 +2,7 @@
  * Morton reordering and reading by extension. */
 #include "avi/mesh.h"
 #include "core/error.h"
+#include "io/mesh_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -525,13 +526,18 @@ int avi_mesh_reorder(avi_mesh *m, uint32_t *old_to_new, avi_error *err)
 
 int avi_mesh_read(const char *path, avi_mesh *out, avi_error *err)
 {
+    return avi_mesh_read_hashed(path, out, NULL, err);
+}
+
+int avi_mesh_read_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err)
+{
     memset(out, 0, sizeof *out);
     if (!path || !*path) return avi_error_set(err, AVI_ERR_INPUT, "mesh file: empty path");
     const char *dot = strrchr(path, '.');
     const char *slash = strrchr(path, '/');
     if (dot && (!slash || dot > slash)) {
-        if (strcasecmp(dot, ".msh") == 0) return avi_mesh_read_msh(path, out, err);
-        if (strcasecmp(dot, ".obj") == 0) return avi_mesh_read_obj(path, out, err);
+        if (strcasecmp(dot, ".msh") == 0) return avi_mesh_read_msh_hashed(path, out, sha256, err);
+        if (strcasecmp(dot, ".obj") == 0) return avi_mesh_read_obj_hashed(path, out, sha256, err);
     }
     return avi_error_set(err, AVI_ERR_INPUT, "%s: unknown mesh file type (expected a .msh or .obj extension)", path);
 }

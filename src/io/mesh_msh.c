@@ -4,6 +4,7 @@
  * the end of a section, arrays grow with what is actually read, and every
  * number is checked before use. */
 #include "avi/mesh.h"
+#include "io/mesh_file.h"
 #include "io/text_lines.h"
 
 #include <errno.h>
@@ -474,11 +475,17 @@ static int parse(msh *r)
 
 int avi_mesh_read_msh(const char *path, avi_mesh *out, avi_error *err)
 {
+    return avi_mesh_read_msh_hashed(path, out, NULL, err);
+}
+
+int avi_mesh_read_msh_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err)
+{
     memset(out, 0, sizeof *out);
     msh r;
     memset(&r, 0, sizeof r);
     int rc = avi_text_load(&r.t, path, err);
     if (rc) return rc;
+    if (sha256) memcpy(sha256, r.t.sha256, AVI_SHA256_LEN);
     rc = parse(&r);
     if (!rc) {
         avi_mesh m = {r.nn, r.x, r.nt, r.tri, r.nk, r.tet};

@@ -3,6 +3,7 @@
  * Like the Gmsh reader it trusts nothing: every number and index is checked
  * and arrays grow only with what is read. */
 #include "avi/mesh.h"
+#include "io/mesh_file.h"
 #include "io/text_lines.h"
 
 #include <errno.h>
@@ -205,11 +206,17 @@ static int parse(obj *r)
 
 int avi_mesh_read_obj(const char *path, avi_mesh *out, avi_error *err)
 {
+    return avi_mesh_read_obj_hashed(path, out, NULL, err);
+}
+
+int avi_mesh_read_obj_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err)
+{
     memset(out, 0, sizeof *out);
     obj r;
     memset(&r, 0, sizeof r);
     int rc = avi_text_load(&r.t, path, err);
     if (rc) return rc;
+    if (sha256) memcpy(sha256, r.t.sha256, AVI_SHA256_LEN);
     rc = parse(&r);
     if (!rc) {
         avi_mesh m = {r.nv, r.x, r.nt, r.tri, 0, NULL};

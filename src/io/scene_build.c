@@ -2,6 +2,7 @@
  * pins, gravity and time steps. */
 #include "avi/mesh.h"
 #include "avi/scene.h"
+#include "io/mesh_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -63,7 +64,7 @@ static int mesh_fail(const bctx *c, int line, const char *key, const avi_error *
 
 /* The body's mesh; with mesh.reorder, *renumber gets the map from the
  * mesh's own vertex numbers to the new ones (freed by the caller). */
-static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
+static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigned char *sha256)
 {
     const avi_scene_mesh *sm = &c->b->mesh;
     avi_error e = {AVI_OK, ""};
@@ -74,7 +75,7 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
     case AVI_MESH_RECT: rc = avi_mesh_rect_grid(sm->lx, sm->ly, sm->nx, sm->ny, mesh, &e); break;
     case AVI_MESH_TET_BOX: rc = avi_mesh_tet_box(sm->lx, sm->ly, sm->lz, sm->nx, sm->ny, sm->nz, mesh, &e); break;
     case AVI_MESH_FILE:
-        rc = avi_mesh_read(sm->file, mesh, &e);
+        rc = avi_mesh_read_hashed(sm->file, mesh, sha256, &e);
         if (rc) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
         break;
     default: return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "no mesh");
@@ -263,7 +264,7 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
     size_t nedge = 0, nsurface = 0;
     unsigned char *used = NULL, *boundary = NULL;
     uint32_t *renumber = NULL;
-    int rc = make_mesh(c, &mesh, &renumber);
+    int rc = make_mesh(c, &mesh, &renumber, info ? info->mesh_sha256 : NULL);
     if (rc) goto done;
 
     static const char *const model_names[] = {"shell", "membrane", "neo-hookean", "spring"};

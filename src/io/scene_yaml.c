@@ -1,6 +1,7 @@
 /* Scenes: YAML text -> tree with line numbers -> validated avi_scene, and
  * the resolved scene back to YAML. */
 #include "io/scene_tree.h"
+#include "io/sha256.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1393,6 +1394,7 @@ void avi_scene_free(avi_scene *s)
     free(s->source);
     free(s->dir);
     free(s->text);
+    free(s->file);
     free(s->name);
     free(s->description);
     for (size_t i = 0; i < s->material_count; i++) free(s->materials[i].name);
@@ -1508,6 +1510,11 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
     }
     int rc = avi_scene_load_string(buf, len, path, dir, overrides, n_overrides, s, err);
     free(dir);
+    /* Recorded in checkpoints: which file, and the bytes read from it. */
+    if (rc == AVI_OK && (!(s->file = realpath(path, NULL)) || avi_sha256(buf, len, s->file_sha256))) {
+        avi_scene_free(s);
+        rc = avi_error_set(err, AVI_ERR_RUN, "%s: cannot resolve or hash the scene file", path);
+    }
     free(buf);
     return rc;
 }

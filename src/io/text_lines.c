@@ -51,6 +51,10 @@ int avi_text_load(avi_text *t, const char *path, avi_error *err)
         free(buf);
         return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read: %s", path, strerror(saved));
     }
+    if (avi_sha256(buf, n, t->sha256)) {
+        free(buf);
+        return avi_error_set(err, AVI_ERR_RUN, "%s: hashing the file failed", path);
+    }
     buf[n] = '\0';
     char *nul = memchr(buf, '\0', n);
     t->buf = buf;

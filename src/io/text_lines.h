@@ -8,6 +8,7 @@
 
 #include "avi/types.h"
 #include "core/error.h"
+#include "io/sha256.h"
 
 typedef struct {
     const char *path;
@@ -17,6 +18,7 @@ typedef struct {
     size_t pos;
     size_t nul_at; /* first NUL byte, or size */
     size_t line;   /* number of the line last returned */
+    unsigned char sha256[AVI_SHA256_LEN]; /* of the bytes read: what a checkpoint records */
 } avi_text;
 
 /* "path:line: message", status AVI_ERR_INPUT. */

@@ -7,6 +7,7 @@
 #include <hdf5_hl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "avi/checkpoint.h"
 #include "avi/output.h"
 
 /* ------------------------------------------------------------- fixtures */
@@ -761,42 +763,79 @@ END_TEST
  * with AVI_H5_DISK_FULL set), so that it also ends through exit() with
  * HDF5's library state as a real program has it. A file-size limit stands in
  * for a full disk: writes fail with EFBIG. Prints the writer's error message;
- * exit status 0 when every expectation held. */
+ * exit status 0 when every expectation held. AVI_H5_DISK_FULL_MODE picks who
+ * touches HDF5 first and where the writes run:
+ *   "writer"      avi_h5_create is the process's first HDF5 call;
+ *   "checkpoint"  a checkpoint read comes first (as in `avi resume`): HDF5's
+ *                 at-exit shutdown must still be off, or exit() crashes in it
+ *                 on the file whose close failed;
+ *   "thread"      the writes and the close run on a second thread (as the
+ *                 output stream's): HDF5's per-thread error stack must not
+ *                 print there either. */
+static const char *disk_full_path;
+
+typedef struct {
+    avi_h5_writer *w;
+    avi_error err;
+    int code;
+} disk_full_run;
+
+/* Writes until the limit is hit and closes; run->code 0 when all held. */
+static void *disk_full_writes(void *arg)
+{
+    disk_full_run *run = arg;
+    enum { N = 4000 };
+    static double x[N][3], v[N][3];
+    avi_h5_writer *w = run->w;
+    int failed = 0;
+    for (int k = 0; k < 200 && !failed; k++) {
+        avi_observation o = row((size_t)k);
+        failed = avi_h5_write_frame(w, k, k, (const double (*)[3])x, (const double (*)[3])v) ||
+                 avi_h5_write_observation(w, k, &o) || avi_h5_flush(w);
+    }
+    run->code = failed ? 0 : 11;
+    if (failed) snprintf(run->err.message, sizeof run->err.message, "%s", avi_h5_error(w)->message);
+    /* Later calls fail at once; close reports the first error. */
+    if (failed && avi_h5_flush(w) == 0) run->code = 12;
+    avi_error cerr;
+    if (avi_h5_close(w, "failed: disk full", &cerr) == 0) run->code = 13;
+    else if (strcmp(cerr.message, run->err.message)) run->code = 14;
+    return NULL;
+}
+
 __attribute__((constructor)) static void disk_full_scenario(void)
 {
-    const char *path = getenv("AVI_H5_DISK_FULL");
-    if (!path) return;
+    disk_full_path = getenv("AVI_H5_DISK_FULL");
+    const char *mode = getenv("AVI_H5_DISK_FULL_MODE");
+    if (!disk_full_path || !mode) return;
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit rl = {256 * 1024, 256 * 1024};
     setrlimit(RLIMIT_FSIZE, &rl);
+    if (!strcmp(mode, "checkpoint")) {
+        avi_checkpoint_meta meta;
+        avi_error err;
+        if (avi_checkpoint_read_info("/nonexistent/avi.ckpt", &meta, &err) == AVI_OK) exit(16);
+    }
     enum { N = 4000 };
-    static double x[N][3], v[N][3], mass[N];
+    static double mass[N];
     for (int i = 0; i < N; i++) mass[i] = 1.0;
     avi_h5_body b = {.name = "big", .vertex_count = N, .mass = mass};
-    avi_h5_layout L = {.path = path, .bodies = &b, .body_count = 1, .vertex_count = N, .xdmf_path = ""};
-    avi_error err;
-    avi_h5_writer *w = avi_h5_create(&L, &err);
-    int code = 10;
-    if (w) {
-        int failed = 0;
-        for (int k = 0; k < 200 && !failed; k++) {
-            avi_observation o = row((size_t)k);
-            failed = avi_h5_write_frame(w, k, k, (const double (*)[3])x, (const double (*)[3])v) ||
-                     avi_h5_write_observation(w, k, &o) || avi_h5_flush(w);
-        }
-        code = failed ? 0 : 11;
-        if (failed) snprintf(err.message, sizeof err.message, "%s", avi_h5_error(w)->message);
-        /* Later calls fail at once; close reports the first error. */
-        if (failed && avi_h5_flush(w) == 0) code = 12;
-        avi_error cerr;
-        if (avi_h5_close(w, "failed: disk full", &cerr) == 0) code = 13;
-        else if (strcmp(cerr.message, err.message)) code = 14;
+    avi_h5_layout L = {.path = disk_full_path, .bodies = &b, .body_count = 1, .vertex_count = N, .xdmf_path = ""};
+    disk_full_run run = {NULL, {0}, 10};
+    run.w = avi_h5_create(&L, &run.err);
+    if (run.w && !strcmp(mode, "thread")) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, disk_full_writes, &run) || pthread_join(t, NULL)) exit(17);
+    } else if (run.w) {
+        disk_full_writes(&run);
     }
-    printf("%s\n", err.message);
-    exit(code);
+    printf("%s\n", run.err.message);
+    fflush(stdout);
+    exit(run.code);
 }
 
-START_TEST(test_disk_full)
+/* Runs the scenario in `mode`; returns its output (stdout and stderr). */
+static void run_disk_full(const char *mode, char *msg, size_t size)
 {
     make_tmpdir();
     char path[PATH_MAX];
@@ -813,26 +852,55 @@ START_TEST(test_disk_full)
     ck_assert(pid >= 0);
     if (pid == 0) {
         dup2(fds[1], 1);
+        dup2(fds[1], 2);
         close(fds[0]);
         close(fds[1]);
         setenv("AVI_H5_DISK_FULL", path, 1);
+        setenv("AVI_H5_DISK_FULL_MODE", mode, 1);
+        unsetenv("AVI_HDF5_ERRORS");
         execl(self, self, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
-    char msg[600] = {0};
+    memset(msg, 0, size);
     size_t got = 0;
     ssize_t n;
-    while (got < sizeof msg - 1 && (n = read(fds[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)n;
+    while (got < size - 1 && (n = read(fds[0], msg + got, size - 1 - got)) > 0) got += (size_t)n;
+    char rest[4096];
+    while (read(fds[0], rest, sizeof rest) > 0) continue;
     close(fds[0]);
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid);
-    ck_assert_msg(WIFEXITED(status), "writer crashed (signal %d)", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    ck_assert_msg(WEXITSTATUS(status) == 0, "exit %d: %s", WEXITSTATUS(status), msg);
+    ck_assert_msg(WIFEXITED(status), "%s: writer crashed (signal %d): %s", mode,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0, msg);
+    ck_assert_msg(WEXITSTATUS(status) == 0, "%s: exit %d: %s", mode, WEXITSTATUS(status), msg);
     ck_assert_msg(strstr(msg, path) != NULL, "path not in '%s'", msg);
     ck_assert_msg(strstr(msg, "failed") != NULL, "operation not in '%s'", msg);
     ck_assert_msg(strstr(msg, "File too large") != NULL, "cause not in '%s'", msg);
+    ck_assert_msg(strstr(msg, "HDF5-DIAG") == NULL, "%s: HDF5 printed its error stack: %s", mode, msg);
     remove_tmpdir();
+}
+
+START_TEST(test_disk_full)
+{
+    char msg[2000];
+    run_disk_full("writer", msg, sizeof msg);
+}
+END_TEST
+
+/* A library user whose first HDF5 call is not the writer's gets the same
+ * initialisation: no crash at exit after a failed close, no error stack. */
+START_TEST(test_disk_full_after_checkpoint_read)
+{
+    char msg[2000];
+    run_disk_full("checkpoint", msg, sizeof msg);
+}
+END_TEST
+
+START_TEST(test_disk_full_on_a_thread)
+{
+    char msg[2000];
+    run_disk_full("thread", msg, sizeof msg);
 }
 END_TEST
 
@@ -973,6 +1041,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_unwritable_paths);
     tcase_add_test(tc, test_bad_layouts);
     tcase_add_test(tc, test_disk_full);
+    tcase_add_test(tc, test_disk_full_after_checkpoint_read);
+    tcase_add_test(tc, test_disk_full_on_a_thread);
     tcase_add_test(tc, test_removed_underneath);
     tcase_add_test(tc, test_swmr_reader);
     tcase_add_test(tc, test_plot_live_file);

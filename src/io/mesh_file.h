@@ -1,0 +1,15 @@
+/* Mesh files read together with the SHA-256 of the bytes the reader parsed
+ * (sha256 may be NULL), so that a checkpoint records exactly what a run
+ * read and `avi resume` can tell when a file changed. Otherwise as
+ * avi_mesh_read, avi_mesh_read_msh and avi_mesh_read_obj. */
+#ifndef AVI_IO_MESH_FILE_H
+#define AVI_IO_MESH_FILE_H
+
+#include "avi/mesh.h"
+#include "io/sha256.h"
+
+int avi_mesh_read_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err);
+int avi_mesh_read_msh_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err);
+int avi_mesh_read_obj_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err);
+
+#endif
