@@ -659,7 +659,12 @@ static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *er
     int rc = read_time(f, path, &e->time, err);
     if (!rc) rc = restore_counters(f, path, e, err);
     if (!rc) rc = restore_vertices(f, path, e, buf, err);
-    if (!rc) rc = restore_queue(f, path, e, (size_t)nq, buf, err);
+    /* A synchronous engine keeps no clocks: its state is the vertices and
+     * the step count. */
+    if (!rc && e->sync && nq != 0)
+        rc = implausible(err, path, "a synchronous run's checkpoint holds %ld clocks", nq);
+    else if (!rc && !e->sync)
+        rc = restore_queue(f, path, e, (size_t)nq, buf, err);
     free(buf);
     if (!rc) rc = restore_observers(f, path, e, err);
     if (!rc && e->sync) {

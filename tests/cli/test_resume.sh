@@ -91,6 +91,17 @@ C=(--set time.end=1.2e-4 --set output.energy_every=2e-6 --set output.frame_every
 "$AVI" resume "$work/sp.h5" --set time.end=1.2e-4 --quiet && same "$work/spref.h5" "$work/sp.h5" \
   || { echo "sphere-plate: resume through contact differs"; bad=$((bad + 1)); }
 
+# The synchronous integrators resume too (their state: vertices and the
+# step count, no clocks).
+for integ in sync-explicit sync-implicit explicit-euler; do
+  Y=(--set integrator.type=$integ --set time.end=0.2 --set output.checkpoint_every=0.05
+     --set bodies.0.mesh.nx=8 --set bodies.0.mesh.ny=2 --set bodies.0.mesh.nz=2)
+  "$AVI" run bar "${Y[@]}" -o "$work/$integ-ref.h5" --quiet
+  "$AVI" run bar "${Y[@]}" --set time.end=0.1 -o "$work/$integ.h5" --quiet
+  "$AVI" resume "$work/$integ.h5" --set time.end=0.2 --quiet && same "$work/$integ-ref.h5" "$work/$integ.h5" \
+    || { echo "$integ: resume differs from the direct run"; bad=$((bad + 1)); }
+done
+
 # Blow-up: an absurd fixed step stops the run with a message naming the
 # time and the potential, exit 1, the file closed and marked failed.
 "$AVI" run bar --set time.end=1 --set "time_step={fixed: 0.5}" -o "$work/blow.h5" --quiet 2>"$work/err"; rc=$?
