@@ -17,7 +17,8 @@
  *   device, FIFO or socket, and a symbolic link at OUT, OUT.xmf, OUT.ckpt or
  *   OUT.resume-old (give the link's target instead). At a temporary's name
  *   or the lock's, a symbolic link is removed (never followed) like any
- *   stale temporary.
+ *   stale temporary; in a sticky directory, one that belongs to another
+ *   user (which could not be removed) is refused.
  * - No name may be the scene file or a mesh file being read (same device
  *   and inode, so hard links and other spellings count too).
  * - An existing OUT, OUT.xmf, OUT.ckpt or OUT.resume-old, which the run
@@ -105,7 +106,7 @@ static int check_path_syntax(const char *out, avi_error *err)
     return 0;
 }
 
-static int check_directory(const char *out, avi_error *err)
+static int check_directory(const char *out, struct stat *dir_st, avi_error *err)
 {
     char dir[PATH_MAX];
     directory_of(out, dir, sizeof dir);
@@ -121,6 +122,7 @@ static int check_directory(const char *out, avi_error *err)
                              "%s: directory %s is writable by every user and not sticky, so anyone could replace "
                              "the files written there; write elsewhere (or make it sticky: chmod +t)",
                              out, dir);
+    *dir_st = st;
     return 0;
 }
 
@@ -175,15 +177,26 @@ static int check_replaceable(const char *path, const struct stat *st, avi_error 
     return 0;
 }
 
-static int check_name(const avi_output_files *f, avi_output_name name, const input_file *in, size_t n,
-                      avi_error *err)
+/* In a sticky directory only the owner of a file (or of the directory, or
+ * root) may remove or rename it. */
+static int check_removable(const char *path, const struct stat *st, const struct stat *dir, avi_error *err)
+{
+    uid_t me = geteuid();
+    if (!(dir->st_mode & S_ISVTX) || me == 0 || st->st_uid == me || dir->st_uid == me) return 0;
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: belongs to another user (uid %lu) in a sticky directory; "
+                         "cannot remove it", path, (unsigned long)st->st_uid);
+}
+
+static int check_name(const avi_output_files *f, avi_output_name name, const struct stat *dir, const input_file *in,
+                      size_t n, avi_error *err)
 {
     const char *path = f->path[name];
     struct stat st;
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0 : avi_error_set(err, AVI_ERR_INPUT, "%s: %s", path, strerror(errno));
     if (S_ISLNK(st.st_mode)) {
-        if (!is_final(name)) return 0; /* removed, not followed, when the temporary is created */
+        /* At a temporary's name: removed, not followed, when it is created. */
+        if (!is_final(name)) return check_removable(path, &st, dir, err);
         return avi_error_set(err, AVI_ERR_INPUT, "%s: is a symbolic link; %s", path,
                              name == AVI_OUT_MAIN ? "give its target" : "remove it or choose another output");
     }
@@ -191,7 +204,7 @@ static int check_name(const avi_output_files *f, avi_output_name name, const inp
         return avi_error_set(err, AVI_ERR_INPUT, "%s: exists and is %s, not a regular file; refusing to replace it",
                              path, avi_file_kind(st.st_mode));
     if (check_not_input(path, &st, in, n, err)) return AVI_ERR_INPUT;
-    return is_final(name) ? check_replaceable(path, &st, err) : 0;
+    return is_final(name) ? check_replaceable(path, &st, err) : check_removable(path, &st, dir, err);
 }
 
 /* ------------------------------------------------------------------ lock */
@@ -276,12 +289,13 @@ static int take_lock(avi_output_files *f, avi_error *err)
 static int check_all(avi_output_files *f, const char *out, const avi_scene *scene, const char *scene_file,
                      avi_error *err)
 {
-    if (check_path_syntax(out, err) || make_names(f, out, err) || check_directory(out, err)) return -1;
+    struct stat dir;
+    if (check_path_syntax(out, err) || make_names(f, out, err) || check_directory(out, &dir, err)) return -1;
     size_t n = 0;
     input_file *in = collect_inputs(scene, scene_file, &n);
     if (!in) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", out);
     int rc = 0;
-    for (int name = 0; name < AVI_OUT_COUNT && rc == 0; name++) rc = check_name(f, (avi_output_name)name, in, n, err);
+    for (int name = 0; name < AVI_OUT_COUNT && rc == 0; name++) rc = check_name(f, (avi_output_name)name, &dir, in, n, err);
     free(in);
     return rc;
 }

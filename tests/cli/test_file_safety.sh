@@ -153,6 +153,15 @@ if root && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
   [ "$rc" -eq 2 ] && grep -q "belongs to another user" "$work/err" \
     || problem "nobody over root's file in a sticky directory: exit $rc: $(cat "$work/err")"
   untouched "nobody over root's file in a sticky directory" "$work/sticky/root.h5" "$before"
+  # A link another user planted at a temporary's name, which this user cannot remove.
+  printf 'root victim\n' > "$work/sticky/victim"; before=$(state "$work/sticky/victim")
+  ln -s victim "$work/sticky/n.h5.part"
+  checks=$((checks + 1))
+  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$bin" run bar "${Q[@]}" -o "$work/sticky/n.h5" \
+    --quiet 2>"$work/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "n.h5.part: belongs to another user" "$work/err" \
+    || problem "nobody and root's link at a temporary name: exit $rc: $(cat "$work/err")"
+  untouched "nobody and root's link at a temporary name" "$work/sticky/victim" "$before"
 else
   skipped+=("another user replacing root's files (needs root, setpriv and user nobody)")
 fi
