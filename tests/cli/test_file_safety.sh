@@ -8,6 +8,7 @@
 set -u
 work=$(mktemp -d); trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 bad=0; checks=0; skipped=()
+as=() # a command that runs avi as another user
 problem() { echo "$*"; bad=$((bad + 1)); }
 root() { [ "$(id -u)" -eq 0 ]; }
 
@@ -15,7 +16,7 @@ root() { [ "$(id -u)" -eq 0 ]; }
 refused() {
   local what=$1 want=$2; shift 2
   checks=$((checks + 1))
-  timeout 30 "$AVI" "$@" 2>"$work/err" >/dev/null; local rc=$?
+  timeout 30 "${as[@]}" "$AVI" "$@" 2>"$work/err" >/dev/null; local rc=$?
   [ "$rc" -eq 2 ] && grep -q -- "$want" "$work/err" \
     || problem "$what: exit $rc, expected 2 and '$want': $(head -c 400 "$work/err")"
 }
@@ -136,32 +137,21 @@ checks=$((checks + 1))
 if root && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
   # Another user may not replace root's files, in either kind of shared directory.
   chmod 755 "$work"
-  bin=$AVI
-  if ! setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -x "$bin"; then
-    cp "$AVI" "$work/avi"; chmod 755 "$work/avi"; bin=$work/avi
-  fi
-  printf 'root file\n' > "$work/open/root.h5"; chmod 444 "$work/open/root.h5"; before=$(state "$work/open/root.h5")
-  checks=$((checks + 1))
-  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$bin" run bar "${Q[@]}" -o "$work/open/root.h5" \
-    --quiet 2>"$work/err"; rc=$?
-  [ "$rc" -eq 2 ] || problem "nobody over root's read-only file: exit $rc: $(cat "$work/err")"
-  untouched "nobody over root's read-only file" "$work/open/root.h5" "$before"
-  printf 'root file\n' > "$work/sticky/root.h5"; before=$(state "$work/sticky/root.h5")
-  checks=$((checks + 1))
-  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$bin" run bar "${Q[@]}" -o "$work/sticky/root.h5" \
-    --quiet 2>"$work/err"; rc=$?
-  [ "$rc" -eq 2 ] && grep -q "belongs to another user" "$work/err" \
-    || problem "nobody over root's file in a sticky directory: exit $rc: $(cat "$work/err")"
-  untouched "nobody over root's file in a sticky directory" "$work/sticky/root.h5" "$before"
-  # A link another user planted at a temporary's name, which this user cannot remove.
-  printf 'root victim\n' > "$work/sticky/victim"; before=$(state "$work/sticky/victim")
-  ln -s victim "$work/sticky/n.h5.part"
-  checks=$((checks + 1))
-  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$bin" run bar "${Q[@]}" -o "$work/sticky/n.h5" \
-    --quiet 2>"$work/err"; rc=$?
-  [ "$rc" -eq 2 ] && grep -q "n.h5.part: belongs to another user" "$work/err" \
-    || problem "nobody and root's link at a temporary name: exit $rc: $(cat "$work/err")"
-  untouched "nobody and root's link at a temporary name" "$work/sticky/victim" "$before"
+  as=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+  if ! "${as[@]}" test -x "$AVI"; then cp "$AVI" "$work/avi"; chmod 755 "$work/avi"; AVI=$work/avi; fi
+  printf 'root file\n' > "$work/open/root.h5"; chmod 444 "$work/open/root.h5"
+  printf 'root file\n' > "$work/sticky/root.h5"
+  # A link planted at a temporary's name by another user, which nobody cannot remove.
+  printf 'root victim\n' > "$work/sticky/victim"; ln -s victim "$work/sticky/n.h5.part"
+  owned=(); for f in open/root.h5 sticky/root.h5 sticky/victim; do owned+=("$(state "$work/$f")"); done
+  refused "nobody over root's read-only file" "writable by every user" run bar "${Q[@]}" -o "$work/open/root.h5" --quiet
+  refused "nobody over root's file in a sticky directory" "root.h5: belongs to another user" \
+    run bar "${Q[@]}" -o "$work/sticky/root.h5" --quiet
+  refused "nobody and root's link at a temporary name" "n.h5.part: belongs to another user" \
+    run bar "${Q[@]}" -o "$work/sticky/n.h5" --quiet
+  k=0
+  for f in open/root.h5 sticky/root.h5 sticky/victim; do untouched "nobody" "$work/$f" "${owned[$k]}"; k=$((k + 1)); done
+  as=()
 else
   skipped+=("another user replacing root's files (needs root, setpriv and user nobody)")
 fi
