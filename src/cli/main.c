@@ -278,7 +278,8 @@ static int run_scene(avi_scene *scene, const char *source, const char *scene_fil
         goto done;
     }
     if (resume) {
-        if (avi_h5_copy_prefix(files.path[AVI_OUT_ASIDE], rs.writer, keep_rows, keep_frames, so.bodies, (int)info.count, nv, &err) ||
+        if (avi_h5_copy_prefix(files.path[AVI_OUT_ASIDE], rs.writer, keep_rows, keep_frames, so.bodies,
+                               (int)info.count, nv, &err) ||
             avi_h5_flush(rs.writer)) {
             fprintf(stderr, "avi: %s\n", err.message[0] ? err.message : avi_h5_error(rs.writer)->message);
             rc = AVI_ERR_RUN;

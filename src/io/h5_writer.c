@@ -119,9 +119,10 @@ static void compose(char *out, size_t size, const char *path, const char *what, 
     if (n > 0 && (size_t)n < size && detail[0]) snprintf(out + n, size - (size_t)n, " (%s)", detail);
 }
 
-/* Records the first error: "PATH: OPERATION failed (HDF5's innermost message)". */
 static void seal(avi_h5_writer *w);
 
+/* Records the first error: "PATH: OPERATION failed (HDF5's innermost
+ * message)", and seals the file (no more HDF5 writes). */
 static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
 {
     h5_detail d = {{0}};
