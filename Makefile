@@ -135,7 +135,8 @@ test-unit: $(UNIT_BIN) $(PHYS_BIN)
 test-san: $(SAN_UNIT) $(SAN)/avi all
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
-	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh
+	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
+	  tests/cli/test_file_safety.sh
 
 test-cli: all
 	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then tests/run_cli.sh; fi

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Runs the command-line tests (tests/cli/test_*.sh) against build/avi and ends
-# with one summary line ("N passed, N failed, N skipped"). A script that exits
-# 77 could not run here (it says why) and counts as skipped, never as passed.
+# with one summary line ("N passed, N failed, N skipped"). A script that
+# exits 77 could not run here (it says why): skipped, never passed.
 set -u
 cd "$(dirname "$0")/.."
 # AVI_BIN picks another build of the binary (the sanitizer build); arguments
 # pick test scripts (default: all).
 export AVI="${AVI_BIN:+$PWD/}${AVI_BIN:-$PWD/build/avi}" PYTHON=/usr/bin/python3 ROOT="$PWD"
-pass=0; fail=0; skip=0; failed=()
+pass=0; fail=0; skip=0; failed=(); skipped=()
 scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
 for t in "${scripts[@]}"; do
   start=$EPOCHREALTIME
   bash "$t"; rc=$?
   if [ "$rc" -eq 0 ]; then pass=$((pass + 1))
-  elif [ "$rc" -eq 77 ]; then skip=$((skip + 1))
+  elif [ "$rc" -eq 77 ]; then skip=$((skip + 1)); skipped+=("$t")
   else fail=$((fail + 1)); failed+=("$t"); fi
   awk -v a="$start" -v b="$EPOCHREALTIME" -v n="$(basename "$t")" 'BEGIN{printf "  [%s] %.1fs\n", n, b-a}'
 done
+[ ${#skipped[@]} -gt 0 ] && printf 'SKIPPED: %s\n' "${skipped[@]}"
 [ ${#failed[@]} -gt 0 ] && printf 'FAILED: %s\n' "${failed[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -5,6 +5,7 @@
 #include "avi/run_output.h"
 #include "avi/output.h"
 #include "avi/scene.h"
+#include "io/output_files.h"
 
 #include <errno.h>
 #include <math.h>
@@ -200,16 +201,25 @@ static int checkpoint_observer(const avi_engine *e, double t, void *user)
 
 /* Runs a loaded scene to its end time, writing `out`. With `resume` (a
  * checkpoint path), the engine continues from that checkpoint and the
- * output keeps the rows and frames written before it. */
+ * output keeps the rows and frames written before it. The scene file (NULL
+ * for built-ins and resumes) and the scene's mesh files may not be outputs. */
 static int run_scene(avi_scene *scene, const char *source, const char *out, int quiet, const char *resume,
                      const avi_input_files *recorded)
 {
     avi_error err;
     memset(&err, 0, sizeof err);
+    /* Every output name is checked and the output locked before anything
+     * is built, moved or removed. */
+    avi_output_files files;
+    if (avi_output_files_open(&files, out, scene, scene->file, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        return err.status ? (int)err.status : AVI_ERR_INPUT;
+    }
     avi_model *model = NULL;
     avi_scene_bodies info = {0, NULL};
     if (avi_scene_build(scene, &model, &info, &err)) {
         fprintf(stderr, "avi: %s\n", err.message);
+        avi_output_files_close(&files);
         return err.status ? (int)err.status : AVI_ERR_INPUT;
     }
 
@@ -222,13 +232,14 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         avi_input_files_free(&inputs);
         avi_model_destroy(model);
         avi_scene_bodies_free(&info);
+        avi_output_files_close(&files);
         return err.status;
     }
 
     /* Output layout: bodies, masses, connectivity, parameters. */
     size_t nv = avi_model_vertex_count(model);
     avi_run_output so;
-    char old_path[4096] = "";
+    int aside = 0; /* the earlier output is at OUT.resume-old */
     run_state rs;
     memset(&rs, 0, sizeof rs);
     rs.x = malloc((nv ? nv : 1) * sizeof *rs.x);
@@ -268,17 +279,15 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         /* Rows and frames already written are the observers' first calls. */
         keep_rows = (size_t)avi_engine_observer_calls(engine, 0);
         keep_frames = (size_t)avi_engine_observer_calls(engine, 1);
-        snprintf(old_path, sizeof old_path, "%s.resume-old", out);
         /* The earlier output stays aside until its rows are copied into the
          * new file: if it is still there, a resume was killed before that,
          * and it (not a new file at `out`, if any) is the one to continue. */
-        int aside = access(old_path, F_OK) == 0;
-        if (!aside && rename(out, old_path)) {
-            fprintf(stderr, "avi: %s: cannot move the earlier output aside: %s\n", out, strerror(errno));
+        if (avi_output_files_set_aside(&files, &err)) {
+            fprintf(stderr, "avi: %s\n", err.message);
             rc = AVI_ERR_RUN;
-            old_path[0] = '\0';
             goto done;
         }
+        aside = 1;
     }
     rs.writer = avi_h5_create(&so.layout, &err);
     if (!rs.writer) {
@@ -287,7 +296,8 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         goto done;
     }
     if (resume) {
-        if (avi_h5_copy_prefix(old_path, rs.writer, keep_rows, keep_frames, so.bodies, (int)info.count, nv, &err) ||
+        if (avi_h5_copy_prefix(files.path[AVI_OUT_ASIDE], rs.writer, keep_rows, keep_frames, so.bodies,
+                               (int)info.count, nv, &err) ||
             avi_h5_flush(rs.writer)) {
             fprintf(stderr, "avi: %s\n", err.message[0] ? err.message : avi_h5_error(rs.writer)->message);
             rc = err.message[0] ? err.status : AVI_ERR_RUN;
@@ -295,27 +305,16 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
         }
         /* While it exists, the next resume would copy from it: a stale one
          * must not survive. */
-        if (unlink(old_path) != 0 && errno != ENOENT) {
-            fprintf(stderr, "avi: %s: cannot remove the earlier output: %s\n", old_path, strerror(errno));
-            old_path[0] = '\0';
+        aside = 0;
+        if (avi_output_files_drop_aside(&files, &err)) {
+            fprintf(stderr, "avi: %s\n", err.message);
             rc = AVI_ERR_RUN;
             goto done;
         }
-        old_path[0] = '\0';
-    } else {
-        /* A fresh run: a checkpoint or a set-aside output left by an
-         * earlier run of this path belongs to that run, and a later
-         * `avi resume` must not mix it with this one. */
-        char stale[4200];
-        const char *suffix[] = {".resume-old", ".ckpt", ".ckpt.tmp"};
-        for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
-            snprintf(stale, sizeof stale, "%s%s", out, suffix[k]);
-            if (unlink(stale) != 0 && errno != ENOENT) {
-                fprintf(stderr, "avi: %s: cannot remove it: %s\n", stale, strerror(errno));
-                rc = AVI_ERR_RUN;
-                goto done;
-            }
-        }
+    } else if (avi_output_files_clear_stale(&files, &err)) {
+        fprintf(stderr, "avi: %s\n", err.message);
+        rc = AVI_ERR_RUN;
+        goto done;
     }
     rs.end_time = scene->end_time;
     rs.max_growth = scene->output.max_energy_growth;
@@ -378,7 +377,8 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
 done:
     avi_output_stream_destroy(rs.stream);
     if (rs.writer) avi_h5_close(rs.writer, "failed: could not start", NULL);
-    if (old_path[0]) rename(old_path, out); /* put the earlier output back */
+    if (aside) avi_output_files_put_back(&files);
+    avi_output_files_close(&files);
     avi_engine_destroy(engine);
     avi_model_destroy(model);
     avi_scene_bodies_free(&info);
@@ -531,6 +531,9 @@ static int cmd_scenes(void)
 
 int main(int argc, char **argv)
 {
+    /* Past a file-size limit (ulimit -f) a write fails with EFBIG, like on
+     * a full disk, instead of the process being killed without a word. */
+    signal(SIGXFSZ, SIG_IGN);
     /* --verbose anywhere after the command: HDF5's error stack on stderr
      * (read by the HDF5 set-up before HDF5's first call). */
     int kept = 1;

@@ -2,6 +2,7 @@
  * include/avi/checkpoint.h). */
 #include "avi/checkpoint.h"
 #include "core/error.h"
+#include "io/output_files.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 #include "io/checkpoint_hash.h"
@@ -11,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -330,41 +330,30 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
     return rc ? -1 : 0;
 }
 
-/* fsync of a file or directory by path. */
-static int sync_path(const char *path, int dir)
-{
-    int fd = open(path, dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 int avi_checkpoint_write(const char *path, const avi_engine *e, const avi_checkpoint_info *info, avi_error *err)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return avi_error_set(err, AVI_ERR_RUN, "%s: path too long", path);
+    if (snprintf(tmp, sizeof tmp, "%s" AVI_OUTPUT_TMP_SUFFIX, path) >= (int)sizeof tmp)
+        return avi_error_set(err, AVI_ERR_RUN, "%s: path too long", path);
     avi_hdf5_init();
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    avi_error created;
+    int fd = -1;
+    hid_t f = avi_output_create_h5(tmp, fapl, &fd, &created);
     H5Pclose(fapl);
-    if (f < 0) return avi_error_set(err, AVI_ERR_RUN, "%s: cannot create checkpoint: %s", tmp, strerror(errno));
+    if (f < 0) return avi_error_set(err, AVI_ERR_RUN, "cannot create the checkpoint: %s", created.message);
+    errno = 0;
     int rc = write_state(f, e, info);
     if (H5Fclose(f) < 0) rc = -1;
-    if (rc || sync_path(tmp, 0)) {
+    if (rc == 0 && fsync(fd) != 0) rc = -1;
+    int why = errno;
+    close(fd);
+    if (rc) {
         unlink(tmp);
-        return avi_error_set(err, AVI_ERR_RUN, "%s: writing the checkpoint failed (%s)", tmp, errno ? strerror(errno) : "HDF5 error");
+        return avi_error_set(err, AVI_ERR_RUN, "%s: writing the checkpoint failed (%s)", tmp, why ? strerror(why) : "HDF5 error");
     }
-    if (rename(tmp, path)) {
-        int e2 = errno;
-        unlink(tmp);
-        return avi_error_set(err, AVI_ERR_RUN, "%s: cannot rename the checkpoint into place: %s", path, strerror(e2));
-    }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    sync_path(dirname(dir), 1); /* best effort: the rename itself is atomic */
-    return AVI_OK;
+    return avi_output_commit(tmp, path, err) ? AVI_ERR_RUN : AVI_OK;
 }
 
 /* ---- reading ---- */

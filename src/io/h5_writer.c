@@ -1,8 +1,10 @@
 /* Streaming output to HDF5 in the H5MD 1.1 layout of DESIGN.md section 3. */
 #include "avi/output.h"
 #include "io/hdf5_init.h"
+#include "io/output_files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <stdarg.h>
@@ -68,6 +70,8 @@ struct avi_h5_writer {
     char *xdmf_path; /* NULL: no sidecar */
     avi_error err;
     int failed;
+    int fd;     /* ours (write-only): the completion state after a failed write */
+    int sealed; /* HDF5 writes no more (seal) */
     dev_t dev;
     ino_t ino;
 
@@ -98,8 +102,10 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
     char *t = ((h5_detail *)data)->text;
     if (n != 0 || !e->desc) return 0;
     snprintf(t, sizeof ((h5_detail *)data)->text, "%s", e->desc);
-    /* Drop the time stamp and buffer addresses of write errors. */
-    char *cut = strstr(t, "time = "), *next = cut ? strstr(cut, ", filename") : NULL;
+    /* Drop the time stamp, file name (HDF5's is /proc/self/fd/N: see
+     * avi_output_create_h5), descriptor and buffer addresses of write
+     * errors. */
+    char *cut = strstr(t, "time = "), *next = cut ? strstr(cut, ", errno") : NULL;
     if (cut && next) memmove(cut, next + 2, strlen(next + 2) + 1);
     if ((cut = strstr(t, ", buf = "))) *cut = 0;
     for (; *t; t++)
@@ -114,12 +120,16 @@ static void compose(char *out, size_t size, const char *path, const char *what, 
     if (n > 0 && (size_t)n < size && detail[0]) snprintf(out + n, size - (size_t)n, " (%s)", detail);
 }
 
-/* Records the first error: "PATH: OPERATION failed (HDF5's innermost message)". */
+static void seal(avi_h5_writer *w);
+
+/* Records the first error: "PATH: OPERATION failed (HDF5's innermost
+ * message)", and seals the file (no more HDF5 writes). */
 static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
 {
     h5_detail d = {{0}};
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &d);
     H5Eclear2(H5E_DEFAULT);
+    seal(w);
     if (w->failed) return -1;
     w->failed = 1;
     w->err.status = status;
@@ -129,6 +139,46 @@ static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     compose(w->err.message, sizeof w->err.message, w->path, what, d.text);
+    return -1;
+}
+
+/* After a failed write HDF5 would go on writing, at the latest when the
+ * file is closed: among others a superblock whose end of file lies past
+ * what could be written (a full disk, a file-size limit), and then no
+ * reader opens the file. Its descriptor is swapped for a read-only one of
+ * the same file, so the file stays as the last successful flush left it:
+ * readable, and resumable from the last checkpoint. */
+static void seal(avi_h5_writer *w)
+{
+    int *h5fd = NULL;
+    if (w->sealed || w->file <= 0 || H5Fget_vfd_handle(w->file, H5P_DEFAULT, (void **)&h5fd) < 0 || !h5fd) return;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", *h5fd);
+    int ro = open(self, O_RDONLY | O_CLOEXEC);
+    if (ro < 0) return;
+    if (dup2(ro, *h5fd) >= 0 && fcntl(*h5fd, F_SETFD, FD_CLOEXEC) == 0) w->sealed = 1;
+    close(ro);
+}
+
+/* The completion state of a sealed file, written in place (the dataset's
+ * bytes are allocated: nothing grows). */
+static int write_completion_in_place(avi_h5_writer *w, const char *text, size_t size)
+{
+    haddr_t at = H5Dget_offset(w->completion);
+    hsize_t room = H5Dget_storage_size(w->completion);
+    H5Eclear2(H5E_DEFAULT);
+    if (at == HADDR_UNDEF || room == 0 || w->fd < 0) return -1;
+    size_t n = room < size ? (size_t)room : size;
+    return pwrite(w->fd, text, n, (off_t)at) == (ssize_t)n && fsync(w->fd) == 0 ? 0 : -1;
+}
+
+/* Records the first error, as reported by another module. */
+static int fail_with(avi_h5_writer *w, const avi_error *e)
+{
+    H5Eclear2(H5E_DEFAULT);
+    if (w->failed) return -1;
+    w->failed = 1;
+    w->err = *e;
     return -1;
 }
 
@@ -499,6 +549,7 @@ static void destroy(avi_h5_writer *w)
     close_handles(w);
     if (w->file > 0) H5Fclose(w->file);
     H5Eclear2(H5E_DEFAULT);
+    if (w->fd >= 0) close(w->fd);
     if (w->part_path) unlink(w->part_path); /* never got into place */
     free(w->part_path);
     for (int b = 0; w->bodies && b < w->body_count; b++) free((char *)w->bodies[b].name);
@@ -557,20 +608,24 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
      * SWMR mode: until then its superblock says "open for writing" and SWMR
      * readers refuse it, so a run killed while starting leaves no file at
      * PATH rather than one nothing can open (an earlier file there stays). */
-    size_t plen = strlen(L->path) + sizeof ".part";
-    if (!(w->part_path = malloc(plen))) return fail(w, AVI_ERR_RUN, "out of memory");
-    snprintf(w->part_path, plen, "%s.part", L->path);
-    w->file = H5Fcreate(w->part_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    if (w->file < 0) {
-        unlink(w->part_path); /* HDF5 may have created it before failing */
-        free(w->part_path);
-        w->part_path = NULL;
-        fail(w, AVI_ERR_RUN, "creating the file failed");
+    size_t plen = strlen(L->path) + sizeof AVI_OUTPUT_PART_SUFFIX;
+    if (!(w->part_path = malloc(plen))) {
+        H5Pclose(fapl);
+        return fail(w, AVI_ERR_RUN, "out of memory");
     }
+    snprintf(w->part_path, plen, "%s" AVI_OUTPUT_PART_SUFFIX, L->path);
+    avi_error e;
+    int fd = -1;
+    w->file = avi_output_create_h5(w->part_path, fapl, &fd, &e);
     H5Pclose(fapl);
-    if (w->file < 0) return -1;
+    if (w->file < 0) {
+        free(w->part_path); /* removed already */
+        w->part_path = NULL;
+        return fail_with(w, &e);
+    }
+    w->fd = fd;
     struct stat st;
-    if (stat(w->part_path, &st) == 0) {
+    if (fstat(fd, &st) == 0) {
         w->dev = st.st_dev;
         w->ino = st.st_ino;
     }
@@ -587,8 +642,8 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
 
     if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
     if (H5Fstart_swmr_write(w->file) < 0) return fail(w, AVI_ERR_RUN, "switching to SWMR writing failed");
-    if (rename(w->part_path, L->path) != 0)
-        return fail(w, AVI_ERR_RUN, "moving the new file into place failed");
+    avi_error moved;
+    if (avi_output_commit(w->part_path, L->path, &moved)) return fail_with(w, &moved);
     free(w->part_path);
     w->part_path = NULL;
     return 0;
@@ -606,6 +661,7 @@ avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err)
         }
         return NULL;
     }
+    w->fd = -1;
     /* HDF5 identifiers are positive: 0 marks a handle not (yet) open. */
     w->path = dup_string(layout && layout->path ? layout->path : "(no path)");
     if (!w->path || !layout || build(w, layout)) {
@@ -712,13 +768,8 @@ int avi_h5_flush(avi_h5_writer *w)
         return fail(w, AVI_ERR_RUN, "the file was removed or replaced while being written");
     if (w->xdmf_path && w->frames > w->frames_in_xdmf) {
         avi_error e;
-        if (avi_xdmf_write(w->xdmf_path, w->path, w->bodies, w->body_count, w->frame_times, w->frames, &e)) {
-            if (!w->failed) {
-                w->failed = 1;
-                w->err = e;
-            }
-            return -1;
-        }
+        if (avi_xdmf_write(w->xdmf_path, w->path, w->bodies, w->body_count, w->frame_times, w->frames, &e))
+            return fail_with(w, &e);
         w->frames_in_xdmf = w->frames;
     }
     return 0;
@@ -739,7 +790,10 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
      * failed on a full disk may still get its reason into the file. */
     char text[AVI_H5_COMPLETION_LEN] = {0};
     snprintf(text, sizeof text, "%s", completion ? completion : "interrupted");
-    if (w->completion > 0 && w->file > 0) {
+    if (w->completion > 0 && w->file > 0 && w->sealed) {
+        if (write_completion_in_place(w, text, sizeof text))
+            fail(w, AVI_ERR_RUN, "writing /parameters/completion failed");
+    } else if (w->completion > 0 && w->file > 0) {
         hid_t t = H5Tcopy(H5T_C_S1);
         H5Tset_size(t, AVI_H5_COMPLETION_LEN);
         if (H5Dwrite(w->completion, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text) < 0)

@@ -1,6 +1,7 @@
 /* Scenes: YAML text -> tree with line numbers -> validated avi_scene, and
  * the resolved scene back to YAML. */
 #include "io/scene_tree.h"
+#include "io/regular_file.h"
 #include "io/sha256.h"
 
 #include <ctype.h>
@@ -1477,8 +1478,9 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
                         avi_error *err)
 {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
-    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open scene: %s", path, strerror(errno));
+    const char *why = NULL;
+    FILE *f = avi_input_fopen(path, &why);
+    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open scene: %s", path, why);
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

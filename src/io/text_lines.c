@@ -1,6 +1,7 @@
 /* Text files read whole and split into numbered lines, shared by the Gmsh
  * and OBJ readers. */
 #include "io/text_lines.h"
+#include "io/regular_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,8 +25,9 @@ int avi_text_load(avi_text *t, const char *path, avi_error *err)
     memset(t, 0, sizeof *t);
     t->path = path;
     t->err = err;
-    FILE *f = fopen(path, "rb");
-    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    const char *why = NULL;
+    FILE *f = avi_input_fopen(path, &why);
+    if (!f) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open: %s", path, why);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {

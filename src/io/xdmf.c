@@ -2,6 +2,7 @@
  * meshes whose geometry is read straight from the HDF5 frames. */
 #include "avi/output.h"
 #include "core/error.h"
+#include "io/output_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,12 +105,11 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
     if (!tmp) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", xmf_path);
     /* One fixed name: a run killed while writing leaves at most this file,
      * which the next write of the same sidecar replaces. */
-    snprintf(tmp, len + 32, "%s.tmp", xmf_path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    snprintf(tmp, len + 32, "%s" AVI_OUTPUT_TMP_SUFFIX, xmf_path);
+    int fd = avi_output_create(tmp, err);
     if (fd < 0) {
-        int e = errno;
         free(tmp);
-        return avi_error_set(err, AVI_ERR_RUN, "%s: cannot create the temporary file (%s)", xmf_path, strerror(e));
+        return AVI_ERR_RUN;
     }
     FILE *f = fdopen(fd, "w");
     if (!f) {
@@ -145,28 +145,14 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
         bad = 1;
         e = errno;
     }
-    if (!bad && rename(tmp, xmf_path) != 0) {
-        bad = 1;
-        e = errno;
-    }
     if (bad) {
         unlink(tmp);
         free(tmp);
         return avi_error_set(err, AVI_ERR_RUN, "%s: writing the XDMF file failed (%s)", xmf_path, strerror(e));
     }
+    int rc = avi_output_commit(tmp, xmf_path, err);
     free(tmp);
-
-    /* Make the rename itself durable (best effort). */
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", xmf_path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
-    else snprintf(dir, sizeof dir, ".");
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    if (rc) return rc;
     if (err) {
         err->status = AVI_OK;
         err->message[0] = 0;

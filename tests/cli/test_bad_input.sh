@@ -22,8 +22,8 @@ done
 [ "$rc" -eq 2 ] && grep -q "no.such.key" "$work/err" || { echo "--set unknown key: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
 "$AVI" info "$work/missing.h5" 2>/dev/null; rc=$?
 [ "$rc" -ne 0 ] || { echo "info on a missing file succeeded"; bad=$((bad + 1)); }
-# An unwritable output path: a clear message naming it, exit 1, nothing left.
+# An unwritable output path is bad input: a clear message naming it, exit 2.
 "$AVI" run spring-chain --set time.end=0.01 -o /proc/avi-no-such-dir/x.h5 --quiet 2>"$work/err"; rc=$?
-[ "$rc" -eq 1 ] && grep -q "/proc/avi-no-such-dir/x.h5" "$work/err" || { echo "unwritable output: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
+[ "$rc" -eq 2 ] && grep -q "/proc/avi-no-such-dir/x.h5" "$work/err" || { echo "unwritable output: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
 echo "bad input: $n malformed scenes and usage errors checked, $bad problems"
 [ "$bad" -eq 0 ]

@@ -7,7 +7,7 @@
 set -u
 obj="$ROOT/build/src/core/engine.o"
 if ! command -v objdump >/dev/null || [ "$(uname -m)" != x86_64 ]; then
-  echo "skipped: needs objdump on x86-64"; exit 0
+  echo "skipped: needs objdump on x86-64"; exit 77
 fi
 [ -f "$obj" ] || { echo "missing $obj (run make first)"; exit 1; }
 n=$(objdump -d --no-show-raw-insn "$obj" | awk '/^[0-9a-f]+ <.*>:$/{f=$2} /prefetch/ && f ~ /avi_engine_advance|run_tie/{c++} END{print c+0}')

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "avi/mesh.h"
@@ -211,7 +212,7 @@ START_TEST(test_read_dispatch)
     ck_assert_ptr_nonnull(strstr(err.message, BAD "no_such_file.msh: cannot open"));
     ck_assert_int_eq(avi_mesh_read(BAD "no_such_file.obj", &m, &err), AVI_ERR_INPUT);
     ck_assert_int_eq(avi_mesh_read_msh(BAD, &m, &err), AVI_ERR_INPUT); /* a directory */
-    ck_assert_ptr_nonnull(strstr(err.message, "cannot read"));
+    ck_assert_ptr_nonnull(strstr(err.message, "not a regular file (a directory)"));
     ck_assert_ptr_null(m.x);
     /* the format readers directly, whatever the extension */
     ck_assert_int_eq(avi_mesh_read_msh(SAMPLES "tetrahedron_v22.msh", &m, &err), 0);
@@ -219,6 +220,27 @@ START_TEST(test_read_dispatch)
     ck_assert_int_eq(avi_mesh_read_obj(SAMPLES "square.obj", &m, &err), 0);
     avi_mesh_free(&m);
     ck_assert_int_eq(avi_mesh_read_obj(SAMPLES "square_v41.msh", &m, &err), AVI_ERR_INPUT);
+}
+END_TEST
+
+/* A FIFO is refused without waiting for a writer (the alarm ends a reader
+ * that blocks). */
+START_TEST(test_fifo_refused)
+{
+    avi_mesh m;
+    avi_error err = {0};
+    char dir[] = "/tmp/avi_mesh_fifo_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/mesh.msh", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    alarm(20);
+    int rc = avi_mesh_read_msh(path, &m, &err);
+    alarm(0);
+    unlink(path);
+    rmdir(dir);
+    ck_assert_int_eq(rc, AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, "mesh.msh: cannot open: not a regular file (a FIFO)") != NULL, "%s", err.message);
 }
 END_TEST
 
@@ -439,6 +461,7 @@ static Suite *readers_suite(void)
     tcase_add_test(tc, test_msh41_unit_cube);
     tcase_add_test(tc, test_msh41_sparse_tags_crlf);
     tcase_add_test(tc, test_obj_square);
+    tcase_add_test(tc, test_fifo_refused);
     tcase_add_test(tc, test_obj_tetrahedron_relative_indices);
     tcase_add_test(tc, test_obj_polygon_fan);
     tcase_add_test(tc, test_read_dispatch);
