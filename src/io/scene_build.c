@@ -84,7 +84,8 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
     char what[200];
     where(c, c->b->mesh_line, "mesh", what, sizeof what);
-    if (avi_mesh_validate(mesh, what, &e)) {
+    /* The readers validated a file's mesh already (naming its lines). */
+    if ((sm->source != AVI_MESH_FILE || sm->jitter > 0.0) && avi_mesh_validate(mesh, what, &e)) {
         if (c->err) *c->err = e;
         return e.status != AVI_OK ? e.status : AVI_ERR_INPUT;
     }
