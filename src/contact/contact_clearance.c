@@ -2,7 +2,7 @@
 #include "contact/contact_clearance.h"
 #include "contact/contact_manager.h"
 #include "core/model_internal.h"
-#include "core/triangle_intersection.h"
+#include "contact/triangle_intersection.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -139,6 +139,9 @@ int avi_orient3d(const double a[3], const double b[3], const double c[3], const 
     double bound = 8.0 * DBL_EPSILON * perm;
     if (det > bound) return 1;
     if (det < -bound) return -1;
+    /* Every product zero: differences are exact when zero, so the
+     * determinant is (flat meshes in a coordinate plane, the common case). */
+    if (perm == 0.0) return 0;
     return orient3d_exact(a, b, c, d);
 }
 
@@ -148,6 +151,7 @@ int avi_orient2d(const double a[3], const double b[3], const double c[3], int u,
     double det = t1 - t2, bound = 4.0 * DBL_EPSILON * (fabs(t1) + fabs(t2));
     if (det > bound) return 1;
     if (det < -bound) return -1;
+    if (t1 == 0.0 && t2 == 0.0) return 0;
     double h[16];
     int n = minor2(exact_diff(b[u], a[u]), exact_diff(c[v], a[v]), exact_diff(b[v], a[v]), exact_diff(c[u], a[u]), h);
     return sign_of(h, n);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/triangle_intersection.h"
+#include "contact/triangle_intersection.h"
 #include "core/vec3.h"
 
 static int out_of_memory(avi_error *err, const char *what)
@@ -144,7 +144,7 @@ static void where(char *buf, size_t size, const char *what, const uint32_t *line
 }
 
 /* No two triangles of the surface tri may intersect
- * (core/triangle_intersection.h). owner: the tetrahedron of each
+ * (contact/triangle_intersection.h). owner: the tetrahedron of each
  * triangle, for the boundary of tetrahedra (messages name those); NULL for
  * a triangle mesh. lines: per element (triangle or tetrahedron), or NULL. */
 static int check_surface(const avi_mesh *m, const uint32_t (*tri)[3], const size_t *owner, size_t n, const char *what,

@@ -1,27 +1,11 @@
 /* Overlapping box pairs by a uniform grid; see the header. */
-#include "core/box_pairs.h"
+#include "contact/box_pairs.h"
+#include "contact/broad_phase.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-typedef struct {
-    uint64_t key; /* grid cell */
-    uint32_t item;
-} entry;
-
-static int cmp_entry(const void *pa, const void *pb)
-{
-    const entry *a = pa, *b = pb;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    return (a->item > b->item) - (a->item < b->item);
-}
-
-static int cmp_pair(const void *pa, const void *pb)
-{
-    const avi_box_pair *a = pa, *b = pb;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return (a->b > b->b) - (a->b < b->b);
-}
+typedef avi_cell_entry entry;
 
 typedef struct {
     double lo[3], h;
@@ -29,7 +13,8 @@ typedef struct {
 
 static int64_t cell_of(const grid *g, double c, int axis) { return (int64_t)floor((c - g->lo[axis]) / g->h); }
 
-/* 21 bits per axis; far cells that wrap onto one key only add candidates. */
+/* 21 bits per axis; the grid has at most 2^21 cells along each, so keys
+ * are unique. */
 static uint64_t cell_key(int64_t i, int64_t j, int64_t k)
 {
     const uint64_t m = (1u << 21) - 1;
@@ -44,9 +29,9 @@ static double cells_of(const grid *g, const double b[6])
     return c;
 }
 
-/* Cells about the mean box size, doubled until the boxes fill at most
- * 8 cells each on average: one large box among small ones must not span
- * millions of cells. */
+/* Cells twice the mean box size, doubled until the boxes fill at most
+ * 8 cells each on average (one large box among small ones must not span
+ * millions of cells) and the grid has at most 2^21 cells along each axis. */
 static grid choose_grid(const double (*box)[6], size_t n)
 {
     grid g = {{INFINITY, INFINITY, INFINITY}, 0.0};
@@ -58,7 +43,8 @@ static grid choose_grid(const double (*box)[6], size_t n)
             side += (box[i][3 + a] - box[i][a]) / (3.0 * (double)n);
         }
     double extent = fmax(hi[0] - g.lo[0], fmax(hi[1] - g.lo[1], hi[2] - g.lo[2]));
-    g.h = side > 0.0 ? side : (extent > 0.0 ? extent : 1.0);
+    g.h = side > 0.0 ? 2.0 * side : (extent > 0.0 ? extent : 1.0);
+    while (extent / g.h >= (double)(1u << 21) - 1.0) g.h *= 2.0;
     for (;;) {
         double total = 0.0;
         for (size_t i = 0; i < n && total <= 8.0 * (double)n + 64.0; i++) total += cells_of(&g, box[i]);
@@ -80,7 +66,7 @@ static int pairs_in_cell(const grid *g, const double (*box)[6], const entry *e, 
     for (size_t i = s; i < t; i++)
         for (size_t j = i + 1; j < t; j++) {
             const double *a = box[e[i].item], *b = box[e[j].item];
-            if (e[i].item == e[j].item || !overlap(a, b)) continue;
+            if (!overlap(a, b)) continue;
             int64_t c[3];
             for (int k = 0; k < 3; k++) c[k] = cell_of(g, fmax(a[k], b[k]), k);
             if (cell_key(c[0], c[1], c[2]) != e[s].key) continue;
@@ -104,8 +90,12 @@ long avi_box_pairs(const double (*box)[6], size_t n, avi_box_pair **pairs)
     grid g = choose_grid(box, n);
     size_t count = 0;
     for (size_t i = 0; i < n; i++) count += (size_t)cells_of(&g, box[i]);
-    entry *e = malloc(count * sizeof *e);
-    if (!e) return -1;
+    entry *e = malloc(count * sizeof *e), *spare = malloc(count * sizeof *spare);
+    if (!e || !spare) {
+        free(e);
+        free(spare);
+        return -1;
+    }
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         const double *b = box[i];
@@ -114,26 +104,24 @@ long avi_box_pairs(const double (*box)[6], size_t n, avi_box_pair **pairs)
                 for (int64_t z = cell_of(&g, b[2], 2); z <= cell_of(&g, b[5], 2); z++)
                     e[m++] = (entry){cell_key(x, y, z), (uint32_t)i};
     }
-    qsort(e, m, sizeof *e, cmp_entry);
+    entry *sorted = avi_cell_entries_sort(e, spare, m);
     avi_box_pair *out = NULL;
     size_t np = 0, cap = 0;
-    for (size_t s = 0; s < m;) {
+    int oom = 0;
+    for (size_t s = 0; s < m && !oom;) {
         size_t t = s + 1;
-        while (t < m && e[t].key == e[s].key) t++;
-        if (pairs_in_cell(&g, box, e, s, t, &out, &np, &cap)) {
-            free(out);
-            free(e);
-            return -1;
-        }
+        while (t < m && sorted[t].key == sorted[s].key) t++;
+        oom = pairs_in_cell(&g, box, sorted, s, t, &out, &np, &cap);
         s = t;
     }
     free(e);
-    qsort(out, np, sizeof *out, cmp_pair);
-    size_t u = 0; /* cells that wrap onto one key can repeat a pair */
-    for (size_t i = 0; i < np; i++)
-        if (u == 0 || cmp_pair(&out[i], &out[u - 1])) out[u++] = out[i];
+    free(spare);
+    if (oom) {
+        free(out);
+        return -1;
+    }
     *pairs = out;
-    return (long)u;
+    return (long)np;
 }
 
 void avi_triangle_box(const double (*x)[3], const uint32_t t[3], double r, double box[6])

@@ -1,6 +1,6 @@
 /* Triangle-triangle intersection with exact signs; see the header. */
-#include "core/triangle_intersection.h"
-#include "core/box_pairs.h"
+#include "contact/triangle_intersection.h"
+#include "contact/box_pairs.h"
 #include "core/orientation.h"
 
 #include <math.h>
@@ -148,12 +148,17 @@ int avi_triangles_first_intersection(const double (*x)[3], const uint32_t (*tri)
     free(box);
     if (np < 0) return -1;
     int found = 0;
-    for (long k = 0; k < np && !found; k++)
-        if (avi_triangles_intersect(x, tri[pairs[k].a], tri[pairs[k].b], hit)) {
-            *i = pairs[k].a;
-            *j = pairs[k].b;
+    avi_tri_hit h;
+    for (long k = 0; k < np; k++) {
+        const avi_box_pair *p = &pairs[k];
+        if (found && (p->a > *i || (p->a == *i && p->b > *j))) continue; /* a later pair */
+        if (avi_triangles_intersect(x, tri[p->a], tri[p->b], &h)) {
+            *i = p->a;
+            *j = p->b;
+            if (hit) *hit = h;
             found = 1;
         }
+    }
     free(pairs);
     return found;
 }

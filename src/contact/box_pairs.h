@@ -16,8 +16,9 @@ typedef struct {
 } avi_box_pair;
 
 /* Pairs (a, b), a < b, of the n boxes (lo[3], hi[3]; closed, finite) that
- * overlap or touch, each once, sorted by (a, b), into *pairs (malloc'd,
- * NULL when none). Returns the count, or -1 when out of memory. */
+ * overlap or touch, each once, in an order that depends only on the boxes,
+ * into *pairs (malloc'd, NULL when none). Returns the count, or -1 when out
+ * of memory. */
 long avi_box_pairs(const double (*box)[6], size_t n, avi_box_pair **pairs);
 
 /* The box of triangle t of x, grown by r on every side. */

@@ -41,7 +41,7 @@ int avi_triangles_intersect(const double (*x)[3], const uint32_t s[3], const uin
 /* The intersecting pair (i, j), i < j, of the n triangles tri (vertex
  * indices into x) that comes first in (i, j) order: 1 with *i, *j and *hit
  * filled, 0 when no two intersect, -1 when out of memory. A grid of the
- * triangles' boxes (core/box_pairs.h) keeps this O(n log n) on meshes of
+ * triangles' boxes (contact/box_pairs.h) keeps this O(n log n) on meshes of
  * similar-sized triangles. */
 int avi_triangles_first_intersection(const double (*x)[3], const uint32_t (*tri)[3], size_t n, size_t *i, size_t *j,
                                      avi_tri_hit *hit);
