@@ -99,9 +99,16 @@ int avi_mesh_reorder(avi_mesh *m, uint32_t *old_to_new, avi_error *err);
  * "<what>: triangle 17 (vertices 3, 8, 9) has zero area": no elements,
  * NaN / infinite coordinates, out-of-range indices, a vertex repeated within
  * an element, zero-area triangles, non-positive-volume tetrahedra, edges
- * shared by more than two triangles and faces shared by more than two
- * tetrahedra. Zero area / volume is relative: below 1e-12 times the longest
- * edge squared / cubed. */
+ * shared by more than two triangles, faces shared by more than two
+ * tetrahedra, two tetrahedra on the same side of their shared face (they
+ * overlap), and a self-intersecting surface: the triangles when the mesh has
+ * no tetrahedra, else the boundary of the tetrahedra (triangles given with
+ * tetrahedra are not checked). Intersecting means, decided with exact
+ * predicates (src/contact/triangle_intersection.h): triangles sharing no
+ * vertex that meet or touch, triangles sharing one vertex that meet beyond
+ * it, triangles sharing an edge folded flat onto each other, or the same
+ * triangle twice. Zero area / volume is relative: below 1e-12 times the
+ * longest edge squared / cubed. */
 int avi_mesh_validate(const avi_mesh *m, const char *what, avi_error *err);
 
 /* avi_mesh_validate for a mesh read from a file: when triangle_lines /

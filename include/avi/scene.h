@@ -93,7 +93,11 @@
  *                 thickness > 0 (required when enabled); inner_thickness in
  *                 (0, thickness), default thickness / 5; stiffness: auto
  *                 (default, stored as 0) or > 0; layers: auto (default,
- *                 stored as 0) or an integer in 1..64
+ *                 stored as 0) or an integer in 1..64. When enabled, the
+ *                 initial state must be clear: no two contact triangles
+ *                 intersect and no vertex-face or edge-edge pair the
+ *                 contact forms (within a body too) is within
+ *                 inner_thickness (contact/contact_clearance.h)
  *   gravity       [gx, gy, gz], default [0, 0, 0]
  *   damping       k_D >= 0 in seconds, default 0: each elastic potential's
  *                 energy measured between consecutive configurations
@@ -331,7 +335,9 @@ typedef struct {
  * vertices, initial state, elements by material, pins, gravity and time
  * steps. `info` may be NULL. Returns AVI_OK or an avi_status with err filled
  * ("file:line: bodies.i (name): problem"); on failure *model is NULL and
- * *info empty. */
+ * *info empty. With contact, bodies that intersect or come within the inner
+ * thickness at t = 0 are AVI_ERR_INPUT naming both bodies and one pair
+ * (see the contact key above). */
 int avi_scene_build(const avi_scene *scene, avi_model **model, avi_scene_bodies *info,
                     avi_error *err);
 

@@ -73,13 +73,13 @@ static entry *entries(avi_broad_phase *bp, size_t need)
 }
 
 /* Sorts e[0..n) into (key, item) order and returns the sorted array (e or
- * spare). Both callers append entries in increasing item order, so a
+ * spare). Every caller appends entries in increasing item order, so a
  * stable sort on the key alone gives that order: an LSD radix sort over
  * 8-bit digits, skipping the digits all keys share. The result is the one
  * unique sorted array, so the candidates come out as with any other sort.
  * On the sphere-plate scene this replaced qsort, which took 13 % of the
  * run (bench/README.md, "Sphere-plate impact"). */
-static entry *sort_entries(entry *e, entry *spare, size_t n)
+entry *avi_cell_entries_sort(entry *e, entry *spare, size_t n)
 {
     enum { DIGITS = 8, RADIX = 256 };
     uint64_t differ = 0;
@@ -161,7 +161,7 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
         pe[i].key = cell_key(cell_of(p[0], h), cell_of(p[1], h), cell_of(p[2], h));
         pe[i].item = (uint32_t)i;
     }
-    pe = sort_entries(pe, bp->spare, npoints);
+    pe = avi_cell_entries_sort(pe, bp->spare, npoints);
     int bits = index_cells(bp, pe, npoints);
     if (bits < 0) return -1;
     size_t n = 0;
@@ -214,7 +214,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
                     m++;
                 }
     }
-    pe = sort_entries(pe, bp->spare, count);
+    pe = avi_cell_entries_sort(pe, bp->spare, count);
     size_t n = 0;
     for (size_t s = 0; s < count;) {
         size_t t = s;

@@ -32,6 +32,10 @@ typedef struct {
 
 void avi_broad_phase_free(avi_broad_phase *bp);
 
+/* Sorts e[0..n) by key, keeping the order of equal keys (a radix sort), and
+ * returns the sorted array: e or spare (room for n entries). */
+avi_cell_entry *avi_cell_entries_sort(avi_cell_entry *e, avi_cell_entry *spare, size_t n);
+
 /* Pairs (point p, triangle t) with the point within r of the triangle's
  * bounding box, p not a vertex of t. x are model positions; points are
  * model vertex indices. Returns the count (candidates in bp->out) or -1 when

@@ -49,41 +49,54 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm);
 }
 
-avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
+int avi_contact_primitives(const avi_model *m, uint32_t **points, size_t *npoints, uint32_t (**edges)[2],
+                           size_t *nedges)
 {
-    avi_contact_manager *cm = calloc(1, sizeof *cm);
     size_t nt = m->ncontact_tri;
-    if (!cm) goto oom;
-    cm->tris = (const uint32_t (*)[3])m->contact_tri;
-    cm->ntris = nt;
     /* Points: every vertex of a contact triangle plus the contact points. */
-    cm->points = malloc((3 * nt + m->ncontact_point + 1) * sizeof *cm->points);
-    cm->edges = malloc((3 * nt + 1) * sizeof *cm->edges);
-    cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
-    if (!cm->points || !cm->edges || !cm->x) goto oom;
+    uint32_t *p = malloc((3 * nt + m->ncontact_point + 1) * sizeof *p);
+    uint32_t (*e)[2] = malloc((3 * nt + 1) * sizeof *e);
+    if (!p || !e) {
+        free(p);
+        free(e);
+        return -1;
+    }
     size_t np = 0;
     for (size_t t = 0; t < nt; t++)
         for (int k = 0; k < 3; k++) {
             uint32_t a = m->contact_tri[t][k], b = m->contact_tri[t][(k + 1) % 3];
-            cm->points[np++] = a;
-            cm->edges[3 * t + k][0] = a < b ? a : b;
-            cm->edges[3 * t + k][1] = a < b ? b : a;
+            p[np++] = a;
+            e[3 * t + k][0] = a < b ? a : b;
+            e[3 * t + k][1] = a < b ? b : a;
         }
-    for (size_t i = 0; i < m->ncontact_point; i++) cm->points[np++] = m->contact_point[i];
-    qsort(cm->points, np, sizeof *cm->points, cmp_u32);
+    for (size_t i = 0; i < m->ncontact_point; i++) p[np++] = m->contact_point[i];
+    qsort(p, np, sizeof *p, cmp_u32);
     size_t u = 0;
     for (size_t i = 0; i < np; i++)
-        if (u == 0 || cm->points[i] != cm->points[u - 1]) cm->points[u++] = cm->points[i];
-    cm->npoints = u;
-    qsort(cm->edges, 3 * nt, sizeof *cm->edges, cmp_edge);
+        if (u == 0 || p[i] != p[u - 1]) p[u++] = p[i];
+    *npoints = u;
+    qsort(e, 3 * nt, sizeof *e, cmp_edge);
     u = 0;
     for (size_t i = 0; i < 3 * nt; i++)
-        if (u == 0 || cmp_edge(cm->edges[i], cm->edges[u - 1])) {
-            cm->edges[u][0] = cm->edges[i][0];
-            cm->edges[u][1] = cm->edges[i][1];
+        if (u == 0 || cmp_edge(e[i], e[u - 1])) {
+            e[u][0] = e[i][0];
+            e[u][1] = e[i][1];
             u++;
         }
-    cm->nedges = u;
+    *nedges = u;
+    *points = p;
+    *edges = e;
+    return 0;
+}
+
+avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
+{
+    avi_contact_manager *cm = calloc(1, sizeof *cm);
+    if (!cm) goto oom;
+    cm->tris = (const uint32_t (*)[3])m->contact_tri;
+    cm->ntris = m->ncontact_tri;
+    cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
+    if (!cm->x || avi_contact_primitives(m, &cm->points, &cm->npoints, &cm->edges, &cm->nedges)) goto oom;
 
     cm->eta1 = m->contact.thickness;
     cm->eta_inf = m->contact.inner_thickness;

@@ -73,6 +73,13 @@ typedef struct avi_contact_manager {
     double dt_min;        /* smallest layer step used so far */
 } avi_contact_manager;
 
+/* The model's contact points (every vertex of a contact triangle and every
+ * contact point) and the edges of its contact triangles (a < b), each
+ * sorted and once, malloc'd: the primitives of vertex-face and edge-edge
+ * stencils. 0, or -1 when out of memory. */
+int avi_contact_primitives(const avi_model *m, uint32_t **points, size_t *npoints, uint32_t (**edges)[2],
+                           size_t *nedges);
+
 /* Builds the manager of a finalized model with contact; NULL on error. */
 avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err);
 void avi_contact_destroy(avi_contact_manager *cm);

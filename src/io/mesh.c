@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "contact/triangle_intersection.h"
 #include "core/vec3.h"
 
 static int out_of_memory(avi_error *err, const char *what)
@@ -48,6 +49,7 @@ static int cmp_key_elem(const void *pa, const void *pb)
 typedef struct {
     uint32_t v[3]; /* sorted */
     size_t slot;   /* tet * 4 + face */
+    int odd;       /* the sort was an odd permutation of the outward order */
 } face_key;
 
 static int cmp_face_key(const void *pa, const void *pb)
@@ -58,12 +60,15 @@ static int cmp_face_key(const void *pa, const void *pb)
     return (a->slot > b->slot) - (a->slot < b->slot);
 }
 
-static void sort3(uint32_t v[3])
+/* Sorts v; returns 1 when that took an odd number of swaps. */
+static int sort3(uint32_t v[3])
 {
     uint32_t t;
-    if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
-    if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t; }
-    if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
+    int odd = 0;
+    if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; odd ^= 1; }
+    if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t; odd ^= 1; }
+    if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; odd ^= 1; }
+    return odd;
 }
 
 static uint64_t edge_key(uint32_t a, uint32_t b)
@@ -82,7 +87,7 @@ static face_key *sorted_tet_faces(const avi_mesh *m)
         for (int k = 0; k < 4; k++) {
             face_key *e = &f[4 * t + k];
             for (int i = 0; i < 3; i++) e->v[i] = m->tets[t][tet_face[k][i]];
-            sort3(e->v);
+            e->odd = sort3(e->v);
             e->slot = 4 * t + k;
         }
     qsort(f, n, sizeof *f, cmp_face_key);
@@ -137,6 +142,82 @@ static void where(char *buf, size_t size, const char *what, const uint32_t *line
 {
     if (lines) snprintf(buf, size, "%s:%u: ", what, lines[elem]);
     else snprintf(buf, size, "%s: ", what);
+}
+
+/* No two triangles of the surface tri may intersect
+ * (contact/triangle_intersection.h). owner: the tetrahedron of each
+ * triangle, for the boundary of tetrahedra (messages name those); NULL for
+ * a triangle mesh. lines: per element (triangle or tetrahedron), or NULL. */
+static int check_surface(const avi_mesh *m, const uint32_t (*tri)[3], const size_t *owner, size_t n, const char *what,
+                         const uint32_t *lines, avi_error *err)
+{
+    size_t i, j;
+    avi_tri_hit h;
+    int found = avi_triangles_first_intersection((const double (*)[3])m->x, tri, n, &i, &j, &h);
+    if (found < 0) return out_of_memory(err, what);
+    if (!found) return AVI_OK;
+    char at[400], how[120];
+    where(at, sizeof at, what, lines, owner ? owner[i] : i);
+    if (h.kind == AVI_TRI_CROSS)
+        snprintf(how, sizeof how, "edge (%u, %u) of the %s meets the %s", h.a, h.b, h.first ? "first" : "second",
+                 h.first ? "second" : "first");
+    else if (h.kind == AVI_TRI_FOLD)
+        snprintf(how, sizeof how, "they fold onto each other at their shared edge (%u, %u)", h.a, h.b);
+    else
+        snprintf(how, sizeof how, "they have the same vertices");
+    const uint32_t *a = tri[i], *b = tri[j];
+    if (owner)
+        return avi_error_set(err, AVI_ERR_INPUT, "%sthe boundary self-intersects: face (%u, %u, %u) of tetrahedron %zu and face "
+                             "(%u, %u, %u) of tetrahedron %zu intersect (%s)", at, a[0], a[1], a[2], owner[i], b[0],
+                             b[1], b[2], owner[j], how);
+    return avi_error_set(err, AVI_ERR_INPUT, "%sthe surface self-intersects: triangles %zu (vertices %u, %u, %u) and %zu "
+                         "(vertices %u, %u, %u) intersect (%s)", at, i, a[0], a[1], a[2], j, b[0], b[1], b[2], how);
+}
+
+/* Every face of a tetrahedron is on the boundary or shared by exactly two
+ * tetrahedra on opposite sides of it, and the boundary does not intersect
+ * itself. Two positively oriented tetrahedra lie on opposite sides of their
+ * shared face exactly when they list it in opposite orders (outward from
+ * each), so the sign test is combinatorial and exact. */
+static int check_tet_faces(const avi_mesh *m, const char *what, const uint32_t *tet_lines, avi_error *err)
+{
+    face_key *f = sorted_tet_faces(m);
+    size_t nf = m->tet_count * 4, nb = 0;
+    uint32_t (*tri)[3] = malloc(nf * sizeof *tri);
+    size_t *owner = malloc(nf * sizeof *owner);
+    char at[400];
+    int rc = AVI_OK;
+    if (!f || !tri || !owner) {
+        rc = out_of_memory(err, what);
+        goto done;
+    }
+    for (size_t i = 0; i < nf && rc == AVI_OK;) {
+        size_t j = i + 1;
+        while (j < nf && same_face(&f[i], &f[j])) j++;
+        size_t t0 = f[i].slot / 4, t1 = f[i + (j - i > 1)].slot / 4;
+        const uint32_t *v = f[i].v, *a = m->tets[t0], *b = m->tets[t1];
+        if (j - i > 2) {
+            size_t t = f[i + 2].slot / 4;
+            where(at, sizeof at, what, tet_lines, t);
+            rc = avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu shares face (%u, %u, %u) with two other tetrahedra",
+                               at, t, v[0], v[1], v[2]);
+        } else if (j - i == 2 && f[i].odd == f[i + 1].odd) {
+            where(at, sizeof at, what, tet_lines, t1);
+            rc = avi_error_set(err, AVI_ERR_INPUT, "%stetrahedra %zu (vertices %u, %u, %u, %u) and %zu (vertices %u, %u, %u, "
+                               "%u) overlap: both lie on the same side of their shared face (%u, %u, %u)", at, t0, a[0],
+                               a[1], a[2], a[3], t1, b[0], b[1], b[2], b[3], v[0], v[1], v[2]);
+        } else if (j - i == 1) {
+            for (int c = 0; c < 3; c++) tri[nb][c] = a[tet_face[f[i].slot % 4][c]];
+            owner[nb++] = t0;
+        }
+        i = j;
+    }
+    if (rc == AVI_OK) rc = check_surface(m, (const uint32_t (*)[3])tri, owner, nb, what, tet_lines, err);
+done:
+    free(f);
+    free(tri);
+    free(owner);
+    return rc;
 }
 
 int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t *triangle_lines,
@@ -224,22 +305,10 @@ int avi_mesh_validate_lines(const avi_mesh *m, const char *what, const uint32_t 
             }
         free(e);
     }
-    if (m->tet_count) {
-        face_key *f = sorted_tet_faces(m);
-        if (!f) return out_of_memory(err, what);
-        size_t nf = m->tet_count * 4;
-        for (size_t i = 0; i + 2 < nf; i++)
-            if (same_face(&f[i], &f[i + 2])) {
-                size_t t = f[i + 2].slot / 4;
-                where(at, sizeof at, what, tet_lines, t);
-                uint32_t a = f[i].v[0], b = f[i].v[1], c = f[i].v[2];
-                free(f);
-                return avi_error_set(err, AVI_ERR_INPUT, "%stetrahedron %zu shares face (%u, %u, %u) with two other tetrahedra", at,
-                            t, a, b, c);
-            }
-        free(f);
-    }
-    return AVI_OK;
+    if (m->tet_count) return check_tet_faces(m, what, tet_lines, err);
+    /* A surface given with tetrahedra is theirs (a file's boundary tags):
+     * their boundary is checked instead. */
+    return check_surface(m, (const uint32_t (*)[3])m->triangles, NULL, m->triangle_count, what, triangle_lines, err);
 }
 
 int avi_mesh_validate(const avi_mesh *m, const char *what, avi_error *err)

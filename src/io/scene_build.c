@@ -2,6 +2,8 @@
  * pins, gravity and time steps. */
 #include "avi/mesh.h"
 #include "avi/scene.h"
+#include "contact/contact_clearance.h"
+#include "core/error.h"
 #include "io/mesh_file.h"
 
 #include <math.h>
@@ -85,7 +87,8 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
     char what[200];
     where(c, c->b->mesh_line, "mesh", what, sizeof what);
-    if (avi_mesh_validate(mesh, what, &e)) {
+    /* The readers validated a file's mesh already (naming its lines). */
+    if ((sm->source != AVI_MESH_FILE || sm->jitter > 0.0) && avi_mesh_validate(mesh, what, &e)) {
         if (c->err) *c->err = e;
         return e.status != AVI_OK ? e.status : AVI_ERR_INPUT;
     }
@@ -491,6 +494,82 @@ static int add_contact(const avi_scene *s, avi_model *m, const avi_scene_bodies 
     return 0;
 }
 
+/* A contact triangle (index into the model's, in body order as
+ * add_contact adds them): its body and body-local surface index. */
+static size_t triangle_body(const avi_scene_bodies *info, size_t t, size_t *local)
+{
+    size_t b = 0;
+    while (b + 1 < info->count && t >= info->bodies[b].triangle_count) t -= info->bodies[b++].triangle_count;
+    *local = t;
+    return b;
+}
+
+/* "vertex 12 of 'sphere'" for model vertex v. */
+static size_t vertex_name(const avi_model *m, const avi_scene_bodies *info, uint32_t v, char *out, size_t len)
+{
+    size_t b = (size_t)avi_model_vertex_body(m, v);
+    snprintf(out, len, "vertex %u of '%.60s'", v - info->bodies[b].first_vertex, info->bodies[b].name);
+    return b;
+}
+
+/* "edge (3, 4) of 'sphere'" */
+static size_t edge_name(const avi_model *m, const avi_scene_bodies *info, uint32_t u, uint32_t v, char *out,
+                        size_t len)
+{
+    size_t b = (size_t)avi_model_vertex_body(m, u);
+    uint32_t f = info->bodies[b].first_vertex;
+    snprintf(out, len, "edge (%u, %u) of '%.60s'", u - f, v - f, info->bodies[b].name);
+    return b;
+}
+
+/* "surface triangle 40 (vertices 1, 2, 3) of 'plate'" */
+static size_t triangle_name(const avi_scene_bodies *info, size_t t, char *out, size_t len)
+{
+    size_t local, b = triangle_body(info, t, &local);
+    const uint32_t *v = info->bodies[b].triangles[local];
+    snprintf(out, len, "surface triangle %zu (vertices %u, %u, %u) of '%.60s'", local, v[0], v[1], v[2],
+             info->bodies[b].name);
+    return b;
+}
+
+/* Bodies that intersect, or come within the contact's inner thickness, at
+ * t = 0 cannot run (contact/contact_clearance.h): refuse them here, before
+ * an engine builds contact layers, naming both bodies and one pair. */
+static int check_clearance(const avi_scene *s, const avi_model *m, const avi_scene_bodies *info, avi_error *err)
+{
+    avi_clearance c;
+    if (avi_contact_clearance(m, &c)) return avi_error_set(err, AVI_ERR_RUN, "%.150s: out of memory", s->source);
+    if (c.kind == AVI_CLEARANCE_OK) return AVI_OK;
+    char p[140], q[140];
+    size_t a, b;
+    if (c.kind == AVI_CLEARANCE_INTERSECT) {
+        a = edge_name(m, info, c.v[0], c.v[1], p, sizeof p);
+        b = triangle_name(info, c.tri[1], q, sizeof q);
+    } else if (c.kind == AVI_CLEARANCE_VF) {
+        a = vertex_name(m, info, c.v[0], p, sizeof p);
+        b = triangle_name(info, c.tri[1], q, sizeof q);
+    } else {
+        a = edge_name(m, info, c.v[0], c.v[1], p, sizeof p);
+        b = edge_name(m, info, c.v[2], c.v[3], q, sizeof q);
+    }
+    const char *na = info->bodies[a].name, *nb = info->bodies[b].name;
+    int inter = c.kind == AVI_CLEARANCE_INTERSECT;
+    char who[200], move[100] = "";
+    if (a == b) {
+        snprintf(who, sizeof who, "body '%.60s' (bodies.%zu) %s itself", na, a, inter ? "intersects" : "comes closer to");
+    } else {
+        snprintf(who, sizeof who, "bodies '%.60s' (bodies.%zu) and '%.60s' (bodies.%zu) %s", na, a, nb, b,
+                 inter ? "intersect" : "come closer");
+        snprintf(move, sizeof move, "; move them apart (bodies.%zu.translate or bodies.%zu.translate)", a, b);
+    }
+    if (inter)
+        return avi_error_set(err, AVI_ERR_INPUT, "%.150s: %s at t = 0: %s passes through %s%s", s->source, who, p, q,
+                             move);
+    return avi_error_set(err, AVI_ERR_INPUT, "%.150s: %s than contact.inner_thickness = %g at t = 0: %s is %.3g from "
+                         "%s%s%s contact.inner_thickness", s->source, who, s->contact.inner_thickness, p, c.d, q, move,
+                         a == b ? "; its mesh is finer than" : " or lower");
+}
+
 int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info, avi_error *err)
 {
     *out = NULL;
@@ -537,6 +616,14 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         avi_model_destroy(m);
         avi_scene_bodies_free(info);
         return rc;
+    }
+    if (s->contact.enabled) {
+        int rc = check_clearance(s, m, info, err);
+        if (rc) {
+            avi_model_destroy(m);
+            avi_scene_bodies_free(info);
+            return rc;
+        }
     }
     if (own_info) avi_scene_bodies_free(info);
     *out = m;

@@ -307,6 +307,9 @@ static const bad_case bad_cases[] = {
     {"obj_zero_area.obj", 4, "has zero area"},
     {"obj_repeated_vertex.obj", 4, "repeats a vertex"},
     {"obj_non_manifold.obj", 8, "non-manifold"},
+    {"overlapping_tets.msh", 15, "tetrahedra 0 (vertices 0, 1, 2, 3) and 1 (vertices 0, 1, 2, 4) overlap"},
+    {"obj_self_intersecting.obj", 8, "triangles 0 (vertices 0, 1, 2) and 1 (vertices 3, 4, 5) intersect"},
+    {"obj_folded_strip.obj", 13, "triangles 0 (vertices 0, 2, 3) and 6 (vertices 6, 8, 9) intersect"},
 };
 enum { BAD_CASES = sizeof bad_cases / sizeof bad_cases[0] };
 

@@ -630,6 +630,10 @@ static const struct {
     {"negative_damping.yaml", "damping: must be >= 0", 9},
     {"output_interval_too_small.yaml", "output.energy_every: 1e-16 gives more than 1e9 outputs", 9},
     {"bad_scene_name.yaml", "name: 'a/b' is not a scene name", 2},
+    {"mesh_file_overlapping_tets.yaml", "overlapping_tets.msh:15: tetrahedra 0 (vertices 0, 1, 2, 3) and 1 (vertices 0, 1, 2, 4) overlap", 7},
+    {"mesh_file_self_intersecting.yaml", "obj_folded_strip.obj:13: the surface self-intersects: triangles 0 (vertices 0, 2, 3) and 6", 7},
+    {"bodies_overlap.yaml", "bodies 'left' (bodies.0) and 'right' (bodies.1) intersect at t = 0", 0},
+    {"bodies_too_close.yaml", "come closer than contact.inner_thickness = 0.0002 at t = 0: vertex 0 of 'upper' is 0.0001 from surface triangle 0", 0},
 };
 
 #define NCORPUS (sizeof corpus / sizeof corpus[0])

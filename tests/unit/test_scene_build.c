@@ -471,6 +471,85 @@ START_TEST(test_mesh_reorder)
 }
 END_TEST
 
+/* Bodies a and b at t = 0, b translated by `shift` (YAML), contact on
+ * unless `contact` is 0; `extra` adds keys to a. */
+static void two_bodies(char *text, size_t len, const char *mesh, const char *shift, int contact, const char *extra)
+{
+    snprintf(text, len,
+             "time: {end: 1}\n"
+             "materials: {film: {model: shell, youngs: 1e8, poisson: 0.3, density: 1000, thickness: 1e-4}}\n"
+             "bodies:\n"
+             "  - {name: a, mesh: %s, material: film%s}\n"
+             "  - {name: b, mesh: %s, material: film, translate: %s}\n"
+             "%s",
+             mesh, extra, mesh, shift, contact ? "contact: {thickness: 1e-3, inner_thickness: 2e-4}\n" : "");
+}
+
+START_TEST(test_bodies_at_t0)
+{
+    const char *sphere = "{generator: icosphere, radius: 0.1, subdivisions: 2}";
+    const char *sheet = "{generator: rect, lx: 0.1, ly: 0.1, nx: 4, ny: 4}";
+    char text[1024];
+    /* centres closer than the sum of the radii */
+    two_bodies(text, sizeof text, sphere, "[0.15, 0, 0]", 1, "");
+    build_fails(text, NULL, "bodies 'a' (bodies.0) and 'b' (bodies.1) intersect at t = 0: edge (");
+    build_fails(text, NULL, "of 'a' passes through surface triangle");
+    /* the same without contact: bodies may pass through each other */
+    two_bodies(text, sizeof text, sphere, "[0.15, 0, 0]", 0, "");
+    avi_scene s;
+    load(text, NULL, &s);
+    avi_model_destroy(build(&s, NULL));
+    avi_scene_free(&s);
+
+    /* sheets inside the inner thickness, and just outside it */
+    two_bodies(text, sizeof text, sheet, "[0, 0, 1e-4]", 1, "");
+    build_fails(text, NULL, "come closer than contact.inner_thickness = 0.0002 at t = 0: vertex ");
+    build_fails(text, NULL, "is 0.0001 from surface triangle");
+    build_fails(text, NULL, "bodies.1.translate");
+    two_bodies(text, sizeof text, sheet, "[0, 0, 2.01e-4]", 1, "");
+    load(text, NULL, &s);
+    avi_model_destroy(build(&s, NULL));
+    avi_scene_free(&s);
+    /* a pinned obstacle takes part like any body */
+    two_bodies(text, sizeof text, sheet, "[0, 0, 1e-4]", 1, ", pinned: {boundary: true}");
+    build_fails(text, NULL, "come closer than contact.inner_thickness");
+
+    /* a particle (a contact point) on a sheet */
+    const char *dust = "time: {end: 1}\n"
+                       "materials: {film: {model: shell, youngs: 1e8, poisson: 0.3, density: 1000, thickness: 1e-4}}\n"
+                       "bodies:\n"
+                       "  - {name: sheet, mesh: {generator: rect, lx: 0.1, ly: 0.1, nx: 4, ny: 4}, material: film}\n"
+                       "  - name: dust\n"
+                       "    particles: [{x: [0.03, 0.04, 5e-5], mass: 1e-6}]\n"
+                       "contact: {thickness: 1e-3, inner_thickness: 2e-4}\n";
+    build_fails(dust, NULL, "bodies 'dust' (bodies.1) and 'sheet' (bodies.0) come closer than contact.inner_thickness "
+                            "= 0.0002 at t = 0: vertex 0 of 'dust' is 5e-05 from surface triangle");
+
+    /* a body's own surface, finer than the inner thickness */
+    const char *fine = "time: {end: 1}\n"
+                       "materials: {film: {model: shell, youngs: 1e8, poisson: 0.3, density: 1000, thickness: 1e-4}}\n"
+                       "bodies:\n"
+                       "  - {name: sheet, mesh: {generator: rect, lx: 0.01, ly: 0.01, nx: 40, ny: 40}, material: film}\n"
+                       "contact: {thickness: 1e-3, inner_thickness: 4e-4}\n";
+    build_fails(fine, NULL, "body 'sheet' (bodies.0) comes closer to itself than contact.inner_thickness");
+}
+END_TEST
+
+/* Overlapping tetrahedra in a mesh file: the scene, the file, its line
+ * and both tetrahedra are named. */
+START_TEST(test_overlapping_tets_file)
+{
+    const char *text = "time: {end: 1}\n"
+                       "materials: {gel: {model: neo-hookean, youngs: 1, poisson: 0.2, density: 1}}\n"
+                       "bodies:\n"
+                       "  - {name: block, mesh: {file: overlapping_tets.msh}, material: gel}\n";
+    build_fails(text, "tests/data/meshes", "build.yaml:4: bodies.0.mesh.file: ");
+    build_fails(text, "tests/data/meshes",
+                "tests/data/meshes/overlapping_tets.msh:15: tetrahedra 0 (vertices 0, 1, 2, 3) and 1 (vertices 0, 1, 2, "
+                "4) overlap");
+}
+END_TEST
+
 static Suite *scene_build_suite(void)
 {
     Suite *s = suite_create("scene_build");
@@ -486,6 +565,8 @@ static Suite *scene_build_suite(void)
     tcase_add_test(tc, test_mesh_files);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_mesh_reorder);
+    tcase_add_test(tc, test_bodies_at_t0);
+    tcase_add_test(tc, test_overlapping_tets_file);
     suite_add_tcase(s, tc);
     return s;
 }
