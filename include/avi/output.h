@@ -129,6 +129,12 @@ const avi_error *avi_h5_error(const avi_h5_writer *w);
 size_t avi_h5_row_count(const avi_h5_writer *w);
 size_t avi_h5_frame_count(const avi_h5_writer *w);
 
+/* Data bytes one row of observables takes in the file, and one frame of
+ * vertex_count vertices in body_count bodies (HDF5's overhead aside): what
+ * the up-front limit output.max_bytes estimates with. */
+size_t avi_h5_row_bytes(void);
+double avi_h5_frame_bytes(size_t vertex_count, int body_count);
+
 /* Resuming: appends the first `rows` rows and `frames` frames of an earlier
  * output file (opened read-only in SWMR mode, so a killed run's file
  * works) to a new writer of the same layout, value for value. Returns 0 or

@@ -823,3 +823,16 @@ size_t avi_h5_frame_count(const avi_h5_writer *w)
 {
     return w->frames;
 }
+
+size_t avi_h5_row_bytes(void)
+{
+    size_t n = 2 * sizeof(double); /* step and time */
+    for (int o = 0; o < OBS_N; o++) n += (size_t)OBS[o].width * sizeof(cell);
+    return n;
+}
+
+double avi_h5_frame_bytes(size_t vertex_count, int body_count)
+{
+    /* Positions and velocities, and each body's step and time. */
+    return 48.0 * (double)vertex_count + 16.0 * body_count;
+}
