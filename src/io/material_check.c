@@ -10,8 +10,7 @@
 
 static const char *const keys[4] = {"youngs", "density", "thickness", "stiffness"};
 
-static int fail(avi_error *err, const avi_scene *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(avi_error *err, const avi_scene *s, const char *fmt, ...)
+int avi_scene_check_fail(avi_error *err, const avi_scene *s, const char *fmt, ...)
 {
     if (!err) return AVI_ERR_INPUT;
     char msg[420];
@@ -59,8 +58,8 @@ static int derived(const avi_scene *s, const avi_scene_material *mat, const char
     char key[160], values[160];
     avi_material_key(mat, p, key, sizeof key);
     material_values(mat, p, values, sizeof values);
-    return fail(err, s, "%s: the %s is %g, not a positive normal number (%s); bring the material's values into range",
-                key, what, value, values);
+    return avi_scene_check_fail(err, s, "%s: the %s is %g, not a positive normal number (%s); bring the "
+                                "material's values into range", key, what, value, values);
 }
 
 int avi_scene_check_materials(const avi_scene *s, avi_error *err)
@@ -75,16 +74,21 @@ int avi_scene_check_materials(const avi_scene *s, avi_error *err)
             if (m->model == AVI_MATERIAL_SHELL)
                 rc = derived(s, m, "bending modulus youngs thickness^3 / (12 (1 - poisson^2))",
                              E * h * h * h / (12.0 * nu2), 1, 0, 3, 0, err);
-            if (!rc) rc = derived(s, m, "membrane modulus youngs thickness / (1 - poisson^2)", E * h / nu2, 1, 0, 1, 0, err);
+            if (!rc)
+                rc = derived(s, m, "membrane modulus youngs thickness / (1 - poisson^2)", E * h / nu2, 1, 0, 1, 0, err);
             if (!rc) rc = derived(s, m, "areal density density thickness", rho * h, 0, 1, 1, 0, err);
-            if (!rc) rc = derived(s, m, "squared wave speed youngs / (density (1 - poisson^2))", E / (rho * nu2), 1, -1, 0, 0, err);
+            if (!rc)
+                rc = derived(s, m, "squared wave speed youngs / (density (1 - poisson^2))", E / (rho * nu2), 1, -1, 0,
+                             0, err);
             break;
         case AVI_MATERIAL_NEO_HOOKEAN: {
             double mu, lambda;
             avi_lame(E, m->poisson, &mu, &lambda);
             rc = derived(s, m, "shear modulus", mu, 1, 0, 0, 0, err);
             if (!rc) rc = derived(s, m, "density", rho, 0, 1, 0, 0, err);
-            if (!rc) rc = derived(s, m, "squared wave speed (lambda + 2 mu) / density", (lambda + 2.0 * mu) / rho, 1, -1, 0, 0, err);
+            if (!rc)
+                rc = derived(s, m, "squared wave speed (lambda + 2 mu) / density", (lambda + 2.0 * mu) / rho, 1, -1, 0,
+                             0, err);
             break;
         }
         case AVI_MATERIAL_SPRING:
@@ -107,7 +111,8 @@ int avi_scene_check_masses(const avi_scene *s, size_t body, const avi_model *m, 
         if (isnormal(mass) && mass > 0.0) continue;
         if (b->material < 0 || b->mesh.source == AVI_MESH_NONE) {
             if (b->particles[v].pinned && mass == 0.0) continue;
-            return fail(err, s, "bodies.%zu.particles.%u.mass: %g kg is not a positive normal number", body, v, mass);
+            return avi_scene_check_fail(err, s, "bodies.%zu.particles.%u.mass: %g kg is not a positive normal number",
+                                        body, v, mass);
         }
         const avi_scene_material *mat = &s->materials[b->material];
         const double p[4] = {0, 1, mat->model == AVI_MATERIAL_SHELL || mat->model == AVI_MATERIAL_MEMBRANE, 0};
@@ -115,8 +120,9 @@ int avi_scene_check_masses(const avi_scene *s, size_t body, const avi_model *m, 
         avi_material_key(mat, p, key, sizeof key);
         char values[160];
         material_values(mat, p, values, sizeof values);
-        return fail(err, s, "%s: vertex %u of body '%s' gets a mass of %g kg, not a positive normal number (%s); "
-                    "bring the material's values or the mesh into range", key, v, b->name, mass, values);
+        return avi_scene_check_fail(err, s, "%s: vertex %u of body '%s' gets a mass of %g kg, not a positive normal "
+                                    "number (%s); bring the material's values or the mesh into range", key, v,
+                                    b->name, mass, values);
     }
     return AVI_OK;
 }
@@ -152,7 +158,7 @@ int avi_scene_explain_step(const avi_scene *s, const avi_model *m, const avi_bod
     char key[160], values[160];
     avi_material_key(mat, p, key, sizeof key);
     material_values(mat, p, values, sizeof values);
-    fail(err, s, "%s: %.120s (body '%.60s'; %s); bring the material's values into range", key,
-         avi_model_error(m)->message, s->bodies[b].name, values);
+    avi_scene_check_fail(err, s, "%s: %.120s (body '%.60s'; %s); bring the material's values into range", key,
+                         avi_model_error(m)->message, s->bodies[b].name, values);
     return 1;
 }

@@ -34,6 +34,10 @@ int avi_scene_explain_step(const avi_scene *s, const avi_model *m, const avi_bod
  * decades) from a typical one ("materials.<name>.<key>"). */
 void avi_material_key(const avi_scene_material *mat, const double p[4], char *out, size_t len);
 
+/* "SOURCE: <message>" into err, status AVI_ERR_INPUT; returns AVI_ERR_INPUT. */
+int avi_scene_check_fail(avi_error *err, const avi_scene *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The body of potential (kind, index), or -1. */
 int avi_potential_body(const avi_body_potentials *ranges, size_t body_count, avi_kind kind, size_t index);
 

@@ -9,14 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int fail(avi_error *err, const avi_scene *s, const char *key, const char *msg)
-{
-    if (!err) return AVI_ERR_INPUT;
-    snprintf(err->message, sizeof err->message, "%.60s: %.60s: %.380s", s->source, key, msg);
-    err->status = AVI_ERR_INPUT;
-    return AVI_ERR_INPUT;
-}
-
 static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
 {
     const avi_scene_output *o = &s->output;
@@ -30,7 +22,8 @@ static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
              "vertices, %.3g bytes), more than output.max_bytes = %g; raise output.energy_every or "
              "output.frame_every (or output.max_bytes)",
              row_bytes + frame_bytes, rows, row_bytes, frames, avi_model_vertex_count(m), frame_bytes, o->max_bytes);
-    return fail(err, s, row_bytes > frame_bytes ? "output.energy_every" : "output.frame_every", msg);
+    const char *key = row_bytes > frame_bytes ? "output.energy_every" : "output.frame_every";
+    return avi_scene_check_fail(err, s, "%s: %s", key, msg);
 }
 
 /* The key that set a potential's step dt (the model's precedence: per kind,
@@ -78,7 +71,7 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
              "time_step.max_events = %g; lengthen the time steps or shorten time.end (or raise "
              "time_step.max_events)",
              events, s->end_time, potentials, avi_kind_name(kind), at, smallest, s->max_events);
-    return fail(err, s, key, msg);
+    return avi_scene_check_fail(err, s, "%s: %s", key, msg);
 }
 
 int avi_scene_check_limits(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges,
