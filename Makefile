@@ -6,6 +6,9 @@
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
+#   make test-compilers  (part of make test) unit tests built by clang in
+#                   build-clang, and avi from gcc, clang and gcc without
+#                   AVX2/FMA (build-noarch) writing bitwise-identical files
 
 CC       ?= gcc
 OPT      ?= -O3
@@ -13,7 +16,9 @@ OPT      ?= -O3
 # instructions per event); valgrind runs such code, unlike AVX-512.
 ARCH     ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo -mavx2 -mfma)
 CFLAGS   ?= $(OPT) $(ARCH) -g
-WARN     := -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
+# -ffp-contract=off: no fused multiply-add unless written, so that every
+# compiler and every ARCH rounds alike (clang contracts a*b+c by default).
+WARN     := -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
 DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 PKGS     := hdf5 yaml-0.1 jemalloc libcrypto
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -43,7 +48,7 @@ SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
-.PHONY: all deps run test test-unit test-san test-cli test-long bench valgrind clean fuzz
+.PHONY: all deps run test test-unit test-san test-cli test-compilers test-long bench valgrind clean fuzz
 all: deps $(LIB) $(AVI) $(B)/tests/check_penetration
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
@@ -108,6 +113,47 @@ $(SAN)/tests/%: $(SAN)/tests/unit/%.o $(SAN_LIB)
 $(SAN)/avi: $(CLI_SRC:%.c=$(SAN)/%.o) $(SAN_LIB)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(SAN_LIBS)
 
+# Compiler independence: the library, avi and unit tests built by clang
+# (same OPT and ARCH) in build-clang, and avi built by $(CC) without ARCH in
+# build-noarch. $(call tree,DIR,COMPILER,FLAGS,TOOL) gives DIR's rules.
+CLANG_CC ?= clang
+CLANG    := build-clang
+NOARCH   := build-noarch
+CLANG_UNIT := $(UNIT_SRC:tests/unit/%.c=$(CLANG)/tests/%)
+define tree
+$(1)/%.o: %.c | deps $(4)
+	@mkdir -p $$(dir $$@)
+	$(2) $$(WARN) $$(DEFS) $(3) $$(INCLUDES) $$(DEP_CFLAGS) -MMD -MP -c $$< -o $$@
+$(1)/libavi.a: $$(LIB_SRC:%.c=$(1)/%.o)
+	rm -f $$@ && ar rcs $$@ $$^
+$(1)/avi: $$(CLI_SRC:%.c=$(1)/%.o) $(1)/libavi.a
+	$(2) $(3) -o $$@ $$^ $$(LDLIBS)
+$(1)/tests/%: $(1)/tests/unit/%.o $(1)/libavi.a
+	$(2) $(3) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
+endef
+$(eval $(call tree,$(CLANG),$(CLANG_CC),$(OPT) $(ARCH),$(CLANG)/toolchain.txt))
+$(eval $(call tree,$(NOARCH),$(CC),$(OPT)))
+.SECONDARY: $(UNIT_SRC:%.c=$(CLANG)/%.o)
+
+# clang, installed as root with apt-get when missing (as for make fuzz).
+$(CLANG)/toolchain.txt:
+	@mkdir -p $(CLANG)
+	@if ! command -v $(CLANG_CC) >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing clang"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang >/dev/null \
+	      || { echo "error: apt-get install failed" >&2; exit 1; }; \
+	  else \
+	    echo "error: $(CLANG_CC) not found; install it with: sudo apt-get install clang" >&2; exit 1; \
+	  fi; \
+	fi; $(CLANG_CC) --version | head -n 1 > $@
+
+# Unit tests under clang, then short runs of built-in scenes by every avi.
+test-compilers: all $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
+	@AVI_TEST_QUICK=1 tests/run_suite.sh $(CLANG_UNIT)
+	@tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi
+
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
 # against trigraphs), included by src/io/builtin_scenes.c. The directory is a
 # prerequisite so that adding or removing a scene regenerates the list.
@@ -118,7 +164,8 @@ $(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
 	{ s = ""; for (i = 1; i <= length($$0); i++) { c = substr($$0, i, 1); if (c == "\\" || c == "\"" || c == "?") c = "\\" c; s = s c } \
 	  printf "\"%s\\n\"\n", s } \
 	END { if (NR > 0) print "}," }' $(SCENE_YAML) > $@.tmp && mv $@.tmp $@
-$(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+$(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o $(CLANG)/src/io/builtin_scenes.o \
+  $(NOARCH)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 
 # The default scene, its XDMF sidecar and its energy figure.
 RUN_OUT ?= sphere_plate.h5
@@ -126,7 +173,7 @@ run: all
 	./$(AVI) run $(RUN_ARGS) -o $(RUN_OUT)
 	/usr/bin/python3 tools/plot_energy.py $(RUN_OUT) -o $(RUN_OUT:.h5=_energy.png)
 
-test: all test-unit test-san test-cli
+test: all test-unit test-san test-cli test-compilers
 
 test-unit: $(UNIT_BIN) $(PHYS_BIN)
 	@tests/run_suite.sh $^
@@ -152,9 +199,9 @@ valgrind: $(UNIT_BIN)
 	  AVI_TEST_QUICK=1 CK_FORK=no valgrind -q --error-exitcode=9 --leak-check=full $$t || exit 1; done
 
 clean:
-	rm -rf $(B) $(SAN)
+	rm -rf $(B) $(SAN) $(CLANG) $(NOARCH)
 
--include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(SAN) $(CLANG) $(NOARCH) -name '*.d' 2>/dev/null)
 
 # ---- Fuzzing (tests/fuzz): libFuzzer harnesses for the scene parser and the
 # mesh readers, built with clang under ASan and UBSan in their own tree.

@@ -320,12 +320,19 @@ class Checker:
                     self.problem(f"{ts.name}: min > max or negative time steps")
         c = self.get("/parameters/completion", "dataset")
         if c is not None:
-            if c.dtype.kind != "S" or c.dtype.itemsize != 64 or c.shape != ():
-                self.problem(f"{c.name}: {c.dtype} {c.shape}, expected a scalar 64-byte string")
+            # Fixed 64 bytes while running (and in a file killed before it
+            # closed); variable-length UTF-8 with the whole text once closed.
+            info = h5py.check_string_dtype(c.dtype)
+            fixed = c.dtype.kind == "S" and c.dtype.itemsize == 64
+            whole = info is not None and info.length is None and info.encoding == "utf-8"
+            if c.shape != () or not (fixed or whole):
+                self.problem(f"{c.name}: {c.dtype} {c.shape}, expected a scalar 64-byte or variable-length UTF-8 string")
             self.units(c, "")
             state = text(c[()])
             if state is None or not (state in ("running", "complete", "interrupted") or state.startswith("failed: ")):
                 self.problem(f"{c.name}: unknown completion state {state!r}")
+            elif whole and state == "running":
+                self.problem(f"{c.name}: a closed file's state is 'running'")
             elif require_complete and state != "complete":
                 self.problem(f"{c.name}: run is {state!r}, not 'complete'")
 

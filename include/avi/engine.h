@@ -77,7 +77,9 @@ uint64_t avi_engine_events_total(const avi_engine *engine);
 void avi_engine_observe(const avi_engine *engine, double t, avi_observation *out);
 
 /* Names the potential with the largest energy at time t ("tet 17
- * (vertices 3, 8, 9, 12): 4.2e+03 J") into buf, for blow-up messages. */
+ * (vertices 3, 8, 9, 12): 4.2e+03 J") into buf, for blow-up messages; the
+ * first potential (in kind, index order) whose energy is NaN or infinite
+ * wins over every finite one. */
 void avi_engine_describe_largest_energy(const avi_engine *engine, double t, char *buf, size_t len);
 
 /* A copy of the engine's state at a time t, taken between events, from

@@ -141,6 +141,10 @@ void avi_model_set_gravity(avi_model *model, const double g[3]);
  * called once before running. */
 int avi_model_finalize(avi_model *model, const avi_time_step *rule);
 
+/* After avi_model_finalize failed on one potential's time step: 1 with its
+ * kind and index; 0 when the failure concerned no single potential. */
+int avi_model_failed_potential(const avi_model *model, avi_kind *kind, size_t *index);
+
 /* Queries. */
 size_t avi_model_vertex_count(const avi_model *model);
 size_t avi_model_potential_count(const avi_model *model, avi_kind kind);

@@ -16,7 +16,10 @@
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
  *                                 vertex_count, time_step/{kind, min, max, count},
- *                                 completion (fixed 64-byte string, see avi_h5_close)
+ *                                 completion (scalar string: while running, and in a
+ *                                 file killed before it closed, fixed-length 64 bytes
+ *                                 "running"; once closed, variable-length UTF-8 with
+ *                                 the whole state, see avi_h5_close)
  *
  * Every dataset has `unit` (H5MD) and `units` (CF) string attributes; every
  * `time` dataset is a dimension scale attached to dimension 0 of its `value`.
@@ -74,7 +77,9 @@ typedef struct {
 
 typedef struct avi_h5_writer avi_h5_writer;
 
-/* Length of the completion-state dataset, terminating NUL included. */
+/* Length of the completion-state dataset while the file is written (a
+ * fixed-length string, SWMR writers may not write variable-length data),
+ * terminating NUL included. */
 #define AVI_H5_COMPLETION_LEN 64
 
 /* Creates the file and every group, dataset and attribute of the layout,
@@ -105,11 +110,15 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
 int avi_h5_flush(avi_h5_writer *w);
 
 /* Flushes, stores the completion state ("complete", "interrupted" or
- * "failed: <why>"; NULL means "interrupted"; truncated to
- * AVI_H5_COMPLETION_LEN - 1 bytes) in /parameters/completion, closes the
- * file and frees the writer, even when something fails on the way (w may be
- * NULL). Returns 0 or non-zero with err (may be NULL) filled with the first
- * error the writer met. */
+ * "failed: <why>"; NULL means "interrupted") in /parameters/completion,
+ * closes the file and frees the writer, even when something fails on the
+ * way (w may be NULL). The state goes first into the fixed-length dataset
+ * (cut to AVI_H5_COMPLETION_LEN - 1 bytes), then, after the SWMR file is
+ * closed, the file is reopened for SWMR writing and that dataset replaced
+ * by a variable-length UTF-8 string holding the whole text (about 1 ms; a
+ * process killed meanwhile leaves a file that opens with one of the two).
+ * Returns 0 or non-zero with err (may be NULL) filled with the first error
+ * the writer met. */
 int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err);
 
 /* The writer's first error (status AVI_OK while none occurred). Once a write
@@ -122,6 +131,12 @@ const char *avi_h5_path(const avi_h5_writer *w);
 /* Rows and frames written so far (buffered rows included). */
 size_t avi_h5_row_count(const avi_h5_writer *w);
 size_t avi_h5_frame_count(const avi_h5_writer *w);
+
+/* Data bytes one row of observables takes in the file, and one frame of
+ * vertex_count vertices in body_count bodies (HDF5's overhead aside): what
+ * the up-front limit output.max_bytes estimates with. */
+size_t avi_h5_row_bytes(void);
+double avi_h5_frame_bytes(size_t vertex_count, int body_count);
 
 /* Resuming: appends the first `rows` rows and `frames` frames of an earlier
  * output file (opened read-only in SWMR mode, so a killed run's file

@@ -36,6 +36,14 @@
  *                 {fixed: dt} or {rule: fixed, fixed: dt}
  *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
  *                 optional fixed steps per potential kind, whatever the rule
+ *                 max_events: > 0, default 1e13 (days of work at 1e7 to 1e8
+ *                 events per second; built-in scenes and benchmarks need at
+ *                 most 4e8, the rod): building refuses a scene
+ *                 whose estimated events, time.end / dt summed over the
+ *                 elastic and gravity potentials (synchronous integrators:
+ *                 time.end / smallest dt times the potential count; contact
+ *                 not counted), exceed it, naming the key that set the
+ *                 smallest step
  *   materials     name -> {model, ...}; which keys each model takes:
  *                   shell, membrane: youngs > 0, poisson in [0, 0.5),
  *                                    density > 0, thickness > 0 (all required)
@@ -43,6 +51,15 @@
  *                   spring:          stiffness > 0 (per edge) and density
  *                                    > 0, which for springs is the mass of
  *                                    each vertex in kg (both required)
+ *                 Building refuses values whose derived quantities are not
+ *                 positive normal numbers (shells: membrane and bending
+ *                 moduli, areal density, squared wave speed; neo-hookean:
+ *                 shear modulus, density, squared wave speed; springs:
+ *                 stiffness, mass, stiffness / mass; then every vertex mass
+ *                 and stable step), naming materials.<name>.<key>: of the
+ *                 keys involved, the one furthest in decades from a typical
+ *                 value (youngs 1e9, density 1e3 (springs: 1 kg),
+ *                 thickness 1e-3, stiffness 1e3)
  *   bodies        non-empty sequence; each body has
  *                   name: [A-Za-z_][A-Za-z0-9_-]*, unique; default "body<i>"
  *                   mesh: {generator: icosphere, radius, subdivisions (0..8)}
@@ -114,6 +131,15 @@
  *                 M (|g| L + (L / time.end)^2) with M the total mass and
  *                 L the diagonal of the initial state's bounding box;
  *                 0: no check
+ *                 max_checkpoints > 0, default 1e5: loading refuses a
+ *                 checkpoint_every giving more checkpoints over time.end
+ *                 (each is the whole state, written and synced to disk)
+ *                 max_bytes > 0, default 1e12 (1 TB; built-in scenes and
+ *                 benchmarks write under 30 MB): building refuses a scene whose
+ *                 rows and frames would need more (rows time.end /
+ *                 energy_every + 1 of avi_h5_row_bytes(), frames time.end /
+ *                 frame_every + 1 of avi_h5_frame_bytes()), naming
+ *                 energy_every or frame_every, whichever needs more
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */
@@ -245,7 +271,15 @@ typedef struct {
     double frame_every;
     double checkpoint_every; /* 0: none */
     double max_energy_growth; /* blow-up check; 0: off */
+    double max_bytes;         /* refuse a run whose rows and frames need more */
+    double max_checkpoints;   /* refuse a run that would write more checkpoints */
 } avi_scene_output;
+
+/* Defaults of the up-front limits (see output.max_bytes, output.max_checkpoints
+ * and time_step.max_events in the key reference above). */
+#define AVI_SCENE_MAX_BYTES 1e12
+#define AVI_SCENE_MAX_CHECKPOINTS 1e5
+#define AVI_SCENE_MAX_EVENTS 1e13
 
 typedef struct {
     char *source;      /* the file as named, or "builtin:<name>" */
@@ -258,6 +292,7 @@ typedef struct {
     double end_time;
     avi_scene_integrator integrator;
     avi_time_step time_step;
+    double max_events; /* time_step.max_events */
     size_t material_count;
     avi_scene_material *materials;
     size_t body_count;

@@ -350,7 +350,9 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
     if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !rs.io_failed && !rs.ckpt_failed) {
         if (write_checkpoint(engine, &rs) != 0) rc = AVI_ERR_RUN;
     }
-    char completion[AVI_H5_COMPLETION_LEN];
+    /* "failed: " and the whole reason (an avi_error message or rs.blow_up). */
+    _Static_assert(sizeof rs.blow_up >= sizeof err.message, "a reason fits in rs.blow_up's size");
+    char completion[sizeof "failed: " + sizeof rs.blow_up];
     if (rc == AVI_OK) {
         snprintf(completion, sizeof completion, "complete");
     } else if (rc == AVI_INTERRUPTED) {
@@ -362,7 +364,7 @@ static int run_scene(avi_scene *scene, const char *source, const char *out, int 
                           : rs.ckpt_failed ? rs.ckpt_err.message
                           : rs.blew_up     ? rs.blow_up
                                            : avi_engine_error(engine)->message;
-        snprintf(completion, sizeof completion, "failed: %.50s", why);
+        snprintf(completion, sizeof completion, "failed: %s", why);
         fprintf(stderr, "avi: %s\n", why);
         rc = AVI_ERR_RUN;
     }

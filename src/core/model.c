@@ -31,7 +31,17 @@ int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
 
 avi_model *avi_model_create(void)
 {
-    return calloc(1, sizeof(avi_model));
+    avi_model *m = calloc(1, sizeof(avi_model));
+    if (m) m->failed_kind = -1;
+    return m;
+}
+
+int avi_model_failed_potential(const avi_model *m, avi_kind *kind, size_t *index)
+{
+    if (m->failed_kind < 0) return 0;
+    *kind = (avi_kind)m->failed_kind;
+    *index = m->failed_index;
+    return 1;
 }
 
 void avi_model_destroy(avi_model *m)

@@ -330,13 +330,17 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             else {
                 double safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
                 double w2 = omega2(m, kind, i, valence);
-                dt = w2 > 0.0 ? safety * 2.0 / sqrt(w2) : NAN; /* no dynamics: resolved below */
+                /* No dynamics (w2 = 0): resolved below; a NaN w2 comes
+                 * from a non-finite stiffness or mass and fails. */
+                dt = w2 > 0.0 ? safety * 2.0 / sqrt(w2) : isnan(w2) ? 0.0 : NAN;
             }
             if (isnan(dt)) {
                 unresolved++;
             } else if (!(dt > 0.0) || !isfinite(dt)) {
                 free(vertex_min);
                 free(valence);
+                m->failed_kind = (int)kind;
+                m->failed_index = i;
                 return avi_model_fail(m, AVI_ERR_INPUT, "%s %zu: time step %g is not positive and finite",
                                       avi_kind_name(kind), i, dt);
             } else {

@@ -74,6 +74,8 @@ struct avi_model {
     double *vertex_dt;       /* smallest elastic step per vertex (inf: none), after finalize */
     int finalized;
     avi_error err;
+    int failed_kind;        /* -1, or the kind of the potential whose step failed */
+    size_t failed_index;
 };
 
 /* Stencil of potential i of a kind (elastic or gravity): vertex count and

@@ -95,10 +95,21 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
     }
 }
 
-/* Names the potential with the largest energy at positions xt. */
+/* Whether energy `en` names a blow-up better than the best so far: the
+ * first non-finite energy wins (a NaN compares false with everything, so it
+ * must neither be skipped nor overwritten), else the largest finite one. */
+static int worse_energy(double en, double best, int have)
+{
+    if (!have) return 1;
+    if (!isfinite(best)) return 0;
+    return !isfinite(en) || en > best;
+}
+
+/* Names the potential with the largest energy at positions xt, or the first
+ * one whose energy is not finite. */
 static void describe_largest_energy(const avi_model *m, const double (*xt)[3], char *buf, size_t len)
 {
-    double best = -INFINITY, x[4][3];
+    double best = 0.0, x[4][3];
     const uint32_t *bv = NULL;
     int bn = 0;
     avi_kind bk = AVI_KIND_SPRING;
@@ -107,7 +118,7 @@ static void describe_largest_energy(const avi_model *m, const double (*xt)[3], c
     for (size_t i = 0; i < (count); i++) {                                     \
         gather(xt, (arr)[i].v, n, x);                                          \
         double en = energy(&(arr)[i], (const double (*)[3])x);                 \
-        if (!(en <= best)) { best = en; bv = (arr)[i].v; bn = n; bk = kind; bi = i; } \
+        if (worse_energy(en, best, bv != NULL)) { best = en; bv = (arr)[i].v; bn = n; bk = kind; bi = i; } \
     }
     CONSIDER(AVI_KIND_SPRING, m->springs, m->nspring, 2, avi_spring_energy)
     CONSIDER(AVI_KIND_MEMBRANE, m->membranes, m->nmembrane, 3, avi_membrane_energy)

@@ -507,8 +507,9 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
     }
     if (tg >= 0) H5Gclose(tg);
 
-    /* Completion: a fixed-length string, since SWMR writers may overwrite
-     * raw data but may not create attributes or variable-length data. */
+    /* Completion while running: a fixed-length string, since SWMR writers
+     * may overwrite raw data but may not create attributes or
+     * variable-length data; avi_h5_close replaces it by the whole text. */
     if (rc == 0) {
         hid_t t = H5Tcopy(H5T_C_S1);
         H5Tset_size(t, AVI_H5_COMPLETION_LEN);
@@ -775,6 +776,50 @@ int avi_h5_flush(avi_h5_writer *w)
     return 0;
 }
 
+/* Whether the open file f is the one this writer created (not a file put
+ * at its path since). */
+static int is_our_file(const avi_h5_writer *w, hid_t f)
+{
+    void *handle = NULL;
+    struct stat st;
+    if (H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) < 0 || !handle || fstat(*(int *)handle, &st) != 0) return 0;
+    return st.st_dev == w->dev && st.st_ino == w->ino;
+}
+
+/* The whole completion text, stored once the SWMR file is closed: the file
+ * is reopened for SWMR writing, a variable-length UTF-8 dataset is written
+ * under a temporary name and linked over the fixed-length one. HDF5 1.10.8
+ * lets a SWMR writer do this; what it forbids is only unsafe for readers
+ * while the writer runs. A plain read-write open would mark the file so that
+ * nothing opens it if the process were killed now; marked for SWMR writing,
+ * it opens for SWMR reading and shows one of the two datasets (checked by
+ * killing the reopen-replace-close sequence, about 1 ms, at random points
+ * 200 times). */
+static int store_whole_completion(avi_h5_writer *w, const char *text)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) < 0) {
+        if (fapl >= 0) H5Pclose(fapl);
+        return fail(w, AVI_ERR_RUN, "setting up file access failed");
+    }
+    hid_t f = H5Fopen(w->path, H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE, fapl);
+    H5Pclose(fapl);
+    if (f < 0) return fail(w, AVI_ERR_RUN, "reopening to store the completion state failed");
+    int rc = 0;
+    hid_t pg = -1;
+    if (!is_our_file(w, f))
+        rc = fail(w, AVI_ERR_RUN, "the file was replaced before its completion state was stored");
+    else if ((pg = H5Gopen2(f, "parameters", H5P_DEFAULT)) < 0)
+        rc = fail(w, AVI_ERR_RUN, "opening /parameters failed");
+    else if (text_dataset(w, pg, "completion.whole", text) == 0 &&
+             (H5Ldelete(pg, "completion", H5P_DEFAULT) < 0 ||
+              H5Lmove(pg, "completion.whole", pg, "completion", H5P_DEFAULT, H5P_DEFAULT) < 0))
+        rc = fail(w, AVI_ERR_RUN, "replacing /parameters/completion failed");
+    if (pg >= 0) H5Gclose(pg);
+    if (H5Fclose(f) < 0) rc = fail(w, AVI_ERR_RUN, "closing after storing the completion state failed");
+    return w->failed ? -1 : rc;
+}
+
 int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
 {
     if (!w) {
@@ -788,8 +833,9 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
     avi_h5_flush(w);
     /* The completion state is stored even after a failed write: a run that
      * failed on a full disk may still get its reason into the file. */
+    const char *state = completion ? completion : "interrupted";
     char text[AVI_H5_COMPLETION_LEN] = {0};
-    snprintf(text, sizeof text, "%s", completion ? completion : "interrupted");
+    snprintf(text, sizeof text, "%s", state);
     if (w->completion > 0 && w->file > 0 && w->sealed) {
         if (write_completion_in_place(w, text, sizeof text))
             fail(w, AVI_ERR_RUN, "writing /parameters/completion failed");
@@ -801,8 +847,13 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
         H5Tclose(t);
     }
     close_handles(w);
-    if (w->file > 0 && H5Fclose(w->file) < 0) fail(w, AVI_ERR_RUN, "closing failed");
+    int closed = w->file > 0 && H5Fclose(w->file) >= 0;
+    if (w->file > 0 && !closed) fail(w, AVI_ERR_RUN, "closing failed");
     w->file = 0;
+    /* The whole reason, also after a blow-up; but a sealed file (a write
+     * failed: full disk, file-size limit) keeps the state written in place,
+     * since reopening it to grow it could leave it damaged. */
+    if (closed && !w->part_path && !w->sealed) store_whole_completion(w, state);
     int rc = w->failed ? -1 : 0;
     if (err) {
         if (w->failed) *err = w->err;
@@ -833,4 +884,17 @@ size_t avi_h5_row_count(const avi_h5_writer *w)
 size_t avi_h5_frame_count(const avi_h5_writer *w)
 {
     return w->frames;
+}
+
+size_t avi_h5_row_bytes(void)
+{
+    size_t n = 2 * sizeof(double); /* step and time */
+    for (int o = 0; o < OBS_N; o++) n += (size_t)OBS[o].width * sizeof(cell);
+    return n;
+}
+
+double avi_h5_frame_bytes(size_t vertex_count, int body_count)
+{
+    /* Positions and velocities, and each body's step and time. */
+    return 48.0 * (double)vertex_count + 16.0 * body_count;
 }

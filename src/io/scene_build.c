@@ -5,6 +5,7 @@
 #include "contact/contact_clearance.h"
 #include "core/error.h"
 #include "io/mesh_file.h"
+#include "io/scene_checks.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -581,8 +582,11 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         err->status = AVI_OK;
         err->message[0] = '\0';
     }
+    int rc = avi_scene_check_materials(s, err);
+    if (rc) return rc;
     avi_model *m = avi_model_create();
-    if (!m) goto oom;
+    avi_body_potentials *ranges = calloc(s->body_count ? s->body_count : 1, sizeof *ranges);
+    if (!m || !ranges) goto oom;
     if (info) {
         info->bodies = calloc(s->body_count ? s->body_count : 1, sizeof *info->bodies);
         if (!info->bodies) goto oom;
@@ -592,43 +596,42 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         bctx c = {s, i, &s->bodies[i], m, err};
         avi_scene_body_info *bi = info ? &info->bodies[i] : NULL;
         if (bi && !(bi->name = strdup(c.b->name))) goto oom;
+        size_t first = avi_model_vertex_count(m);
+        for (int k = 0; k < AVI_KIND_COUNT; k++) ranges[i].first[k] = avi_model_potential_count(m, (avi_kind)k);
         int body = avi_model_add_body(m, c.b->name);
-        int rc;
         if (body < 0) rc = model_fail(&c);
         else if (c.b->mesh.source == AVI_MESH_NONE) rc = build_particle_body(&c, body, bi);
         else rc = build_mesh_body(&c, body, bi);
         if (rc == AVI_OK && c.b->time_step > 0.0 && avi_model_set_body_time_step(m, body, c.b->time_step))
             rc = model_fail(&c);
-        if (rc != AVI_OK) {
-            avi_model_destroy(m);
-            avi_scene_bodies_free(info);
-            return rc;
-        }
+        for (int k = 0; k < AVI_KIND_COUNT; k++) ranges[i].end[k] = avi_model_potential_count(m, (avi_kind)k);
+        if (rc == AVI_OK)
+            rc = avi_scene_check_masses(s, i, m, (uint32_t)first, (uint32_t)(avi_model_vertex_count(m) - first), err);
+        if (rc != AVI_OK) goto failed;
     }
     avi_model_set_gravity(m, s->gravity);
     if ((s->contact.enabled && add_contact(s, m, info)) || avi_model_finalize(m, &s->time_step)) {
         const avi_error *e = avi_model_error(m);
-        int rc = e->status != AVI_OK ? (int)e->status : AVI_ERR_INPUT;
-        if (err) {
+        rc = e->status != AVI_OK ? (int)e->status : AVI_ERR_INPUT;
+        if (err && !avi_scene_explain_step(s, m, ranges, err)) {
             snprintf(err->message, sizeof err->message, "%.150s: %.340s", s->source, e->message);
             err->status = (avi_status)rc;
         }
-        avi_model_destroy(m);
-        avi_scene_bodies_free(info);
-        return rc;
+        goto failed;
     }
-    if (s->contact.enabled) {
-        int rc = check_clearance(s, m, info, err);
-        if (rc) {
-            avi_model_destroy(m);
-            avi_scene_bodies_free(info);
-            return rc;
-        }
-    }
+    if ((rc = avi_scene_check_limits(s, m, ranges, err))) goto failed;
+    if (s->contact.enabled && (rc = check_clearance(s, m, info, err))) goto failed;
+    free(ranges);
     if (own_info) avi_scene_bodies_free(info);
     *out = m;
     return AVI_OK;
+failed:
+    free(ranges);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(info);
+    return rc;
 oom:
+    free(ranges);
     avi_model_destroy(m);
     avi_scene_bodies_free(info);
     if (err) {

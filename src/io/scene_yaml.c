@@ -318,7 +318,7 @@ static const struct {
     {"", "name description time integrator time_step materials bodies contact gravity damping output"},
     {"time", "end"},
     {"integrator", "type alpha tolerance"},
-    {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave"},
+    {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
     {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness"},
@@ -334,7 +334,7 @@ static const struct {
     {"bodies.#.pinned", "box indices boundary"},
     {"bodies.#.time_step", "fixed"},
     {"contact", "enabled thickness inner_thickness stiffness layers"},
-    {"output", "file energy_every frame_every checkpoint_every max_energy_growth"},
+    {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
 };
 
 const char *avi_scene_schema_keys(const char *context)
@@ -744,9 +744,11 @@ static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
 {
     const ynode *m;
     s->time_step = avi_default_time_step();
+    s->max_events = AVI_SCENE_MAX_EVENTS;
     if (mapping(c, root, "", "time_step", 0, &m)) return AVI_ERR_INPUT;
     if (!m) return 0;
     if (check_keys(c, m, "time_step", avi_scene_schema_keys("time_step"))) return AVI_ERR_INPUT;
+    if (num(c, m, "time_step", "max_events", 0, R_POS, &s->max_events)) return AVI_ERR_INPUT;
     int rule = map_get(m, "fixed") && !map_get(m, "rule") ? AVI_DT_FIXED : AVI_DT_STABILITY;
     if (choice(c, m, "time_step", "rule", 0, rule_names, 3, "time-step rule", &rule)) return AVI_ERR_INPUT;
     s->time_step.rule = (avi_dt_rule)rule;
@@ -1325,23 +1327,36 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     o->frame_every = s->end_time / 100.0;
     o->checkpoint_every = 0.0;
     o->max_energy_growth = 100.0;
+    o->max_bytes = AVI_SCENE_MAX_BYTES;
+    o->max_checkpoints = AVI_SCENE_MAX_CHECKPOINTS;
     if (mapping(c, root, "", "output", 0, &m)) return AVI_ERR_INPUT;
     if (m) {
         if (check_keys(c, m, "output", avi_scene_schema_keys("output"))) return AVI_ERR_INPUT;
         if (string(c, m, "output", "file", 0, &o->file)) return AVI_ERR_INPUT;
         if (o->file && !o->file[0]) return vfail(c, map_get(m, "file"), "output.file", "empty file name");
-        if (num(c, m, "output", "max_energy_growth", 0, R_NONNEG, &o->max_energy_growth)) return AVI_ERR_INPUT;
+        if (num(c, m, "output", "max_energy_growth", 0, R_NONNEG, &o->max_energy_growth) ||
+            num(c, m, "output", "max_bytes", 0, R_POS, &o->max_bytes) ||
+            num(c, m, "output", "max_checkpoints", 0, R_POS, &o->max_checkpoints))
+            return AVI_ERR_INPUT;
         const char *keys[3] = {"energy_every", "frame_every", "checkpoint_every"};
         double *vals[3] = {&o->energy_every, &o->frame_every, &o->checkpoint_every};
         for (int i = 0; i < 3; i++) {
             char path[PATH_MAX_LEN];
             join(path, "output", keys[i]);
             if (num(c, m, "output", keys[i], 0, i == 2 ? R_NONNEG : R_POS, vals[i])) return AVI_ERR_INPUT;
-            /* A typo like 1e-16 would ask for more rows than any disk holds. */
-            if (*vals[i] > 0.0 && s->end_time / *vals[i] > 1e9)
+            /* A typo like 1e-16 would ask for more rows than any disk holds
+             * (checkpoints: output.max_checkpoints below). */
+            if (i < 2 && s->end_time / *vals[i] > 1e9)
                 return vfail(c, map_get(m, keys[i]), path, "%g gives more than 1e9 outputs over time.end %g",
                              *vals[i], s->end_time);
         }
+        /* Each checkpoint is the whole state, written and synced to disk. */
+        double n = o->checkpoint_every > 0.0 ? floor(s->end_time / o->checkpoint_every) + 1.0 : 0.0;
+        if (n > o->max_checkpoints)
+            return vfail(c, map_get(m, "checkpoint_every"), "output.checkpoint_every",
+                         "%g s gives about %.3g checkpoints over time.end = %g s, more than output.max_checkpoints "
+                         "= %g; raise output.checkpoint_every (or output.max_checkpoints)",
+                         o->checkpoint_every, n, s->end_time, o->max_checkpoints);
     }
     if (!o->file) {
         size_t n = strlen(s->name) + 4;
@@ -1802,7 +1817,9 @@ char *avi_scene_emit(const avi_scene *s)
             sb_num(&b, ts->kind_fixed[k]);
             any = 1;
         }
-    sb_printf(&b, "%s}\n", any ? "}" : "");
+    sb_printf(&b, "%s, max_events: ", any ? "}" : "");
+    sb_num(&b, s->max_events);
+    sb_printf(&b, "}\n");
     if (s->material_count) sb_printf(&b, "materials:\n");
     for (size_t i = 0; i < s->material_count; i++) {
         const avi_scene_material *m = &s->materials[i];
@@ -1857,6 +1874,10 @@ char *avi_scene_emit(const avi_scene *s)
     sb_num(&b, s->output.checkpoint_every);
     sb_printf(&b, ", max_energy_growth: ");
     sb_num(&b, s->output.max_energy_growth);
+    sb_printf(&b, ", max_bytes: ");
+    sb_num(&b, s->output.max_bytes);
+    sb_printf(&b, ", max_checkpoints: ");
+    sb_num(&b, s->output.max_checkpoints);
     sb_printf(&b, "}\n");
     if (b.oom) {
         free(b.s);

@@ -203,6 +203,48 @@ START_TEST(test_blow_up_is_reported)
 }
 END_TEST
 
+/* Four separate tets: 0 at rest, 1 and 3 inverted (log J of a negative J:
+ * NaN energy at finite positions), 2 stretched (the largest finite energy).
+ * The blow-up search names the first non-finite one, tet 1; NaN compares
+ * false with everything, and a search that let it be overwritten named
+ * tet 2 or 3. */
+START_TEST(test_largest_energy_names_a_nan)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "b");
+    const double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    for (uint32_t t = 0; t < 4; t++) {
+        for (int i = 0; i < 4; i++) {
+            double x[3] = {X[i][0] + 3.0 * t, X[i][1], X[i][2]};
+            avi_model_add_vertex(m, b, x);
+        }
+        ck_assert_int_eq(avi_model_add_tet(m, 4 * t, 4 * t + 1, 4 * t + 2, 4 * t + 3, &soft), 0);
+        /* Inverted: vertex 3 through the opposite face; stretched: x 2.5. */
+        double z = t == 1 || t == 3 ? -1.0 : 1.0, sx = t == 2 ? 2.5 : 1.0;
+        double x3[3] = {3.0 * t, 0, z}, x1[3] = {3.0 * t + sx, 0, 0}, v0[3] = {0, 0, 0};
+        avi_model_set_state(m, 4 * t + 3, x3, v0);
+        avi_model_set_state(m, 4 * t + 1, x1, v0);
+    }
+    avi_time_step r = avi_default_time_step();
+    r.rule = AVI_DT_FIXED;
+    r.fixed = 1e-3;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    avi_engine *e = avi_engine_create(m, NULL);
+    ck_assert_ptr_nonnull(e);
+    char who[256];
+    avi_engine_describe_largest_energy(e, 0.0, who, sizeof who);
+    ck_assert_msg(strncmp(who, "tet 1 (vertices 4, 5, 6, 7): ", 29) == 0 && strstr(who, "nan"), "%s", who);
+    avi_snapshot *s = avi_snapshot_create(m);
+    avi_engine_snapshot(e, 0.0, s);
+    char again[256];
+    avi_snapshot_describe_largest_energy(s, again, sizeof again);
+    ck_assert_str_eq(again, who);
+    avi_snapshot_destroy(s);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 /* A chain of zero-rest-length springs (a linear, non-chaotic system) with a
  * common step: the synchronous explicit integrator and the AVI agree to
  * round-off (they sum forces in different orders). */
@@ -260,6 +302,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_observer_times);
     tcase_add_test(tc, test_observation_at_zero_is_initial_state);
     tcase_add_test(tc, test_blow_up_is_reported);
+    tcase_add_test(tc, test_largest_energy_names_a_nan);
     tcase_add_test(tc, test_sync_explicit_matches_avi);
     suite_add_tcase(s, tc);
     return s;

@@ -205,20 +205,36 @@ static hid_t open_read(const char *path)
     return H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
 }
 
-static void read_completion(const char *path, char out[AVI_H5_COMPLETION_LEN + 1])
+/* /parameters/completion as a new string: a fixed-length 64-byte string
+ * while the file is written (closed = 0), a variable-length UTF-8 one once
+ * avi_h5_close stored the whole state (closed = 1). */
+static char *read_completion(const char *path, int closed)
 {
     hid_t f = open_read(path);
     ck_assert(f >= 0);
     hid_t d = H5Dopen2(f, "/parameters/completion", H5P_DEFAULT);
     ck_assert(d >= 0);
     hid_t t = H5Dget_type(d);
-    ck_assert_int_eq((int)H5Tget_size(t), AVI_H5_COMPLETION_LEN);
-    ck_assert(!H5Tis_variable_str(t));
-    memset(out, 0, AVI_H5_COMPLETION_LEN + 1);
-    ck_assert(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+    ck_assert_int_eq(H5Tget_class(t), H5T_STRING);
+    char *out;
+    if (closed) {
+        ck_assert(H5Tis_variable_str(t) > 0);
+        ck_assert_int_eq(H5Tget_cset(t), H5T_CSET_UTF8);
+        char *s = NULL;
+        ck_assert(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) >= 0 && s);
+        out = strdup(s);
+        H5free_memory(s);
+    } else {
+        ck_assert(!H5Tis_variable_str(t));
+        ck_assert_int_eq((int)H5Tget_size(t), AVI_H5_COMPLETION_LEN);
+        out = calloc(AVI_H5_COMPLETION_LEN + 1, 1);
+        ck_assert(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+    }
+    ck_assert_ptr_nonnull(out);
     H5Tclose(t);
     H5Dclose(d);
     H5Fclose(f);
+    return out;
 }
 
 static void same_object(hid_t f, const char *a, const char *b)
@@ -492,9 +508,9 @@ START_TEST(test_layout_and_values)
     check_attr_str(f, "/parameters/time_step/max", "unit", "s");
     H5Fclose(f);
 
-    char state[AVI_H5_COMPLETION_LEN + 1];
-    read_completion(path, state);
+    char *state = read_completion(path, 1);
     ck_assert_str_eq(state, "complete");
+    free(state);
 
     /* The sidecar exists once a frame was flushed. */
     char xmf[PATH_MAX];
@@ -600,9 +616,9 @@ START_TEST(test_killed_run_reads_running)
     ck_assert(waitpid(pid, &status, 0) == pid);
     ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-    char state[AVI_H5_COMPLETION_LEN + 1];
-    read_completion(path, state);
+    char *state = read_completion(path, 0);
     ck_assert_str_eq(state, "running");
+    free(state);
     hid_t f = open_read(path);
     ck_assert(f >= 0);
     int rank;
@@ -688,20 +704,21 @@ START_TEST(test_completion_states)
     make_layout(path);
     avi_h5_writer *w = create_ok();
     fill(w, 0, 2, 0, 1);
-    char why[200];
+    /* Far longer than the 64 bytes of the running state, with UTF-8. */
+    char why[2000];
     memset(why, 'x', sizeof why);
-    memcpy(why, "failed: ", 8);
+    memcpy(why, "failed: \xc2\xb5m ", 12);
     why[sizeof why - 1] = 0;
     ck_assert_int_eq(avi_h5_close(w, why, NULL), 0);
-    char state[AVI_H5_COMPLETION_LEN + 1];
-    read_completion(path, state);
-    ck_assert_uint_eq(strlen(state), AVI_H5_COMPLETION_LEN - 1);
-    ck_assert(strncmp(state, why, AVI_H5_COMPLETION_LEN - 1) == 0);
+    char *state = read_completion(path, 1);
+    ck_assert_str_eq(state, why);
+    free(state);
 
     w = create_ok(); /* truncates the file */
     ck_assert_int_eq(avi_h5_close(w, "interrupted", NULL), 0);
-    read_completion(path, state);
+    state = read_completion(path, 1);
     ck_assert_str_eq(state, "interrupted");
+    free(state);
     remove_tmpdir();
 }
 END_TEST

@@ -45,7 +45,7 @@ static const char *rich =
     "description: \"every key, with \\\"quotes\\\" and a tab\\there\"\n"
     "time: {end: 1.5e-3}\n"
     "integrator: {type: sync-implicit, alpha: 0.25, tolerance: 1.0e-8}\n"
-    "time_step: {rule: cfl, delta: 0.2, per_kind: {spring: 1.0e-7, gravity: 3.0e-7}}\n"
+    "time_step: {rule: cfl, delta: 0.2, per_kind: {spring: 1.0e-7, gravity: 3.0e-7}, max_events: 2.5e12}\n"
     "materials:\n"
     "  steel: &steel {model: shell, youngs: 2.0e11, poisson: 0.3, density: 7850, thickness: 0.0035}\n"
     "  net: {model: spring, stiffness: 1.0e3, density: 0.01}\n"
@@ -80,7 +80,8 @@ static const char *rich =
     "contact: {enabled: true, thickness: 1.0e-3, inner_thickness: 1.0e-4, stiffness: 1.0e9, layers: 3}\n"
     "gravity: [0, 0, -9.81]\n"
     "damping: 0.01\n"
-    "output: {file: out/rich.h5, energy_every: 1.0e-6, frame_every: 1.0e-5, checkpoint_every: 5.0e-4}\n";
+    "output: {file: out/rich.h5, energy_every: 1.0e-6, frame_every: 1.0e-5, checkpoint_every: 5.0e-4,\n"
+    "         max_bytes: 3.0e9, max_checkpoints: 4}\n";
 
 /* ----------------------------------------------------------- equality -- */
 
@@ -147,6 +148,9 @@ static void assert_scene_eq(const avi_scene *a, const avi_scene *b)
     ck_assert(a->output.energy_every == b->output.energy_every);
     ck_assert(a->output.frame_every == b->output.frame_every);
     ck_assert(a->output.checkpoint_every == b->output.checkpoint_every);
+    ck_assert(a->output.max_bytes == b->output.max_bytes);
+    ck_assert(a->output.max_checkpoints == b->output.max_checkpoints);
+    ck_assert(a->max_events == b->max_events);
 }
 
 /* load -> emit -> load gives the same scene, and emitting is a fixed point. */
@@ -295,6 +299,7 @@ START_TEST(test_defaults)
     ck_assert_str_eq(s.output.file, "test.h5");
     ck_assert(s.output.energy_every == 2.0 / 1000 && s.output.frame_every == 2.0 / 100);
     ck_assert(s.output.checkpoint_every == 0.0);
+    ck_assert(s.output.max_bytes == 1e12 && s.output.max_checkpoints == 1e5 && s.max_events == 1e13);
     round_trip(&s);
     avi_scene_free(&s);
 }
@@ -326,6 +331,7 @@ START_TEST(test_rich_round_trip)
     ck_assert(ch->springs[1].stiffness == 50 && ch->springs[1].rest == 0.4);
     ck_assert(s.contact.stiffness == 1.0e9 && s.contact.layers == 3);
     ck_assert_str_eq(s.output.file, "out/rich.h5");
+    ck_assert(s.output.max_bytes == 3.0e9 && s.output.max_checkpoints == 4 && s.max_events == 2.5e12);
     round_trip(&s);
     avi_scene_free(&s);
 }
@@ -538,6 +544,12 @@ START_TEST(test_set_errors)
         {"materials.steel.poisson=0.5", "materials.steel.poisson (--set)", "[0, 0.5)"},
         {"bodies.0.mesh={generator: icosphere, radius: 1, subdivisions: 9}", "bodies.0.mesh.subdivisions (--set)",
          "too large"},
+        {"output.max_bytes=0", "output.max_bytes (--set)", "must be > 0"},
+        {"output.max_checkpoints=abc", "output.max_checkpoints (--set)", "expected a number"},
+        {"time_step.max_events=-1", "time_step.max_events (--set)", "must be > 0"},
+        /* 2e-3 / 1e-9 is 2e6 checkpoints: under 1e9, over the default 1e5. */
+        {"output.checkpoint_every=1e-9", "output.checkpoint_every (--set)",
+         "about 2e+06 checkpoints over time.end = 0.002 s, more than output.max_checkpoints = 100000"},
     };
     const char *text = avi_scene_builtin_text((size_t)avi_scene_builtin_find("sphere-plate"));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -553,6 +565,37 @@ START_TEST(test_set_errors)
                           cases[i].want2);
         ck_assert_ptr_nonnull(strstr(e.message, "sp.yaml"));
         avi_scene_free(&s);
+    }
+}
+END_TEST
+
+/* The limits are what refuses: raised, the same settings load and build. */
+START_TEST(test_limits_can_be_raised)
+{
+    const char *text = avi_scene_builtin_text((size_t)avi_scene_builtin_find("spring-chain"));
+    static const struct {
+        const char *set, *raise, *key;
+    } cases[] = {
+        {"output.checkpoint_every=1e-5", "output.max_checkpoints=1e7", "output.checkpoint_every"},
+        {"time_step={fixed: 1e-300}", "time_step.max_events=1e308", "time_step.fixed"},
+        {"output.frame_every=1e-3", "output.max_bytes=1e30", "output.frame_every"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* The third case lowers the limit to refuse and raises it to pass. */
+        const char *low[] = {cases[i].set, i == 2 ? "output.max_bytes=1000" : "name=limits"};
+        const char *high[] = {cases[i].set, cases[i].raise};
+        for (int pass = 0; pass < 2; pass++) {
+            avi_scene s;
+            avi_error e;
+            int rc = avi_scene_load_string(text, strlen(text), "chain.yaml", NULL, pass ? high : low, 2, &s, &e);
+            avi_model *m = NULL;
+            if (rc == AVI_OK) rc = avi_scene_build(&s, &m, NULL, &e);
+            if (pass) ck_assert_msg(rc == AVI_OK, "%s with %s: %s", cases[i].set, cases[i].raise, e.message);
+            else ck_assert_msg(rc == AVI_ERR_INPUT && strstr(e.message, cases[i].key), "%s: rc %d, '%s'",
+                               cases[i].set, rc, rc ? e.message : "");
+            avi_model_destroy(m);
+            avi_scene_free(&s);
+        }
     }
 }
 END_TEST
@@ -634,6 +677,13 @@ static const struct {
     {"mesh_file_self_intersecting.yaml", "obj_folded_strip.obj:13: the surface self-intersects: triangles 0 (vertices 0, 2, 3) and 6", 7},
     {"bodies_overlap.yaml", "bodies 'left' (bodies.0) and 'right' (bodies.1) intersect at t = 0", 0},
     {"bodies_too_close.yaml", "come closer than contact.inner_thickness = 0.0002 at t = 0: vertex 0 of 'upper' is 0.0001 from surface triangle 0", 0},
+    {"too_many_checkpoints.yaml", "output.checkpoint_every: 1e-11 s gives about 1e+09 checkpoints", 9},
+    {"too_many_events.yaml", "time_step.fixed: about 2e+300 events", 0},
+    {"output_too_large.yaml", "output.frame_every: the output would need about 2.21e+06 bytes", 0},
+    {"density_underflow.yaml", "materials.steel.density: the areal density density thickness is 3.5e-311", 0},
+    {"thickness_overflow.yaml", "materials.steel.thickness: the bending modulus", 0},
+    {"youngs_underflow.yaml", "materials.steel.youngs: the bending modulus", 0},
+    {"density_zero_step.yaml", "materials.steel.density: membrane 0: time step 0 is not positive", 0},
 };
 
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
@@ -702,6 +752,7 @@ static Suite *scene_suite(void)
     tcase_add_test(tc, test_bar_values);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_rich_round_trip);
+    tcase_add_test(tc, test_limits_can_be_raised);
     tcase_add_test(tc, test_time_step_forms);
     tcase_add_test(tc, test_load_dispatch);
     tcase_add_test(tc, test_aliases_and_syntax_forms);

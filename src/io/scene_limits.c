@@ -1,0 +1,82 @@
+/* Up-front limits: a run whose rows and frames would need more than
+ * output.max_bytes, or whose events would exceed time_step.max_events, is
+ * refused before it starts, with the estimate and the key to change
+ * (output.max_checkpoints is checked when loading). */
+#include "avi/output.h"
+#include "io/scene_checks.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
+{
+    const avi_scene_output *o = &s->output;
+    double rows = floor(s->end_time / o->energy_every) + 1.0, frames = floor(s->end_time / o->frame_every) + 1.0;
+    double row_bytes = rows * (double)avi_h5_row_bytes();
+    double frame_bytes = frames * avi_h5_frame_bytes(avi_model_vertex_count(m), avi_model_body_count(m));
+    if (!(row_bytes + frame_bytes > o->max_bytes)) return AVI_OK;
+    char msg[380];
+    snprintf(msg, sizeof msg,
+             "the output would need about %.3g bytes (%.3g rows of observables, %.3g bytes; %.3g frames of %zu "
+             "vertices, %.3g bytes), more than output.max_bytes = %g; raise output.energy_every or "
+             "output.frame_every (or output.max_bytes)",
+             row_bytes + frame_bytes, rows, row_bytes, frames, avi_model_vertex_count(m), frame_bytes, o->max_bytes);
+    const char *key = row_bytes > frame_bytes ? "output.energy_every" : "output.frame_every";
+    return avi_scene_check_fail(err, s, "%s: %s", key, msg);
+}
+
+/* The key that set a potential's step dt (the model's precedence: per kind,
+ * body, fixed rule, then the materials' stable steps). */
+static void step_key(const avi_scene *s, const avi_body_potentials *ranges, avi_kind kind, size_t index, char *key,
+                     size_t len)
+{
+    int b = kind < AVI_KIND_GRAVITY ? avi_potential_body(ranges, s->body_count, kind, index) : -1;
+    if (s->time_step.kind_fixed[kind] > 0.0) snprintf(key, len, "time_step.per_kind.%s", avi_kind_name(kind));
+    else if (b >= 0 && s->bodies[b].time_step > 0.0) snprintf(key, len, "bodies.%d.time_step", b);
+    else if (s->time_step.rule == AVI_DT_FIXED) snprintf(key, len, "time_step.fixed");
+    else if (b >= 0 && s->bodies[b].material >= 0) {
+        /* A stable step: 1 / dt^2 goes as youngs / density (hinges: times
+         * thickness^2; springs: stiffness / mass). */
+        const double hinge[4] = {1, -1, 2, 0}, spring[4] = {0, -1, 0, 1}, other[4] = {1, -1, 0, 0};
+        avi_material_key(&s->materials[s->bodies[b].material],
+                         kind == AVI_KIND_HINGE ? hinge : kind == AVI_KIND_SPRING ? spring : other, key, len);
+    } else {
+        snprintf(key, len, "time_step");
+    }
+}
+
+static int check_events(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges, avi_error *err)
+{
+    double events = 0.0, smallest = INFINITY;
+    size_t potentials = 0, at = 0;
+    avi_kind kind = AVI_KIND_SPRING;
+    /* Elastic kinds first: gravity steps follow theirs. */
+    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+        size_t n = avi_model_potential_count(m, (avi_kind)k);
+        potentials += n;
+        for (size_t i = 0; i < n; i++) {
+            double dt = avi_model_time_step(m, (avi_kind)k, i);
+            events += s->end_time / dt;
+            if (dt < smallest) smallest = dt, kind = (avi_kind)k, at = i;
+        }
+    }
+    /* Synchronous integrators step every potential at the smallest step. */
+    if (s->integrator.type != AVI_INTEGRATOR_AVI && potentials) events = s->end_time / smallest * (double)potentials;
+    if (!(events > s->max_events)) return AVI_OK;
+    char key[160], msg[380];
+    step_key(s, ranges, kind, at, key, sizeof key);
+    snprintf(msg, sizeof msg,
+             "about %.3g events to time.end = %g s (%zu potentials; %s %zu has the smallest step, %g s), more than "
+             "time_step.max_events = %g; lengthen the time steps or shorten time.end (or raise "
+             "time_step.max_events)",
+             events, s->end_time, potentials, avi_kind_name(kind), at, smallest, s->max_events);
+    return avi_scene_check_fail(err, s, "%s: %s", key, msg);
+}
+
+int avi_scene_check_limits(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges,
+                           avi_error *err)
+{
+    int rc = check_bytes(s, m, err);
+    return rc ? rc : check_events(s, m, ranges, err);
+}

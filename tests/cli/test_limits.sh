@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Settings that would write or compute practically forever, and material
+# values whose masses, moduli or stable steps are not positive normal
+# numbers, are refused before the run: exit 2, a message naming the scene
+# key (with the estimate), no output file. Ordinary scenes are unaffected.
+set -u
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+bad=0; n=0
+refused() { # scene, expected words, --set arguments...
+  local scene=$1 want=$2; shift 2
+  n=$((n + 1))
+  "$AVI" run "$scene" "$@" -o "$work/out.h5" --quiet 2>"$work/err"; local rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -qF -- "$want" "$work/err"; then
+    echo "$scene $*: exit $rc, expected 2 and '$want': $(cat "$work/err")"; bad=$((bad + 1))
+  fi
+  [ ! -e "$work/out.h5" ] || { echo "$scene $*: left an output file"; bad=$((bad + 1)); rm -f "$work/out.h5"; }
+}
+S=(--set time.end=1e-2)
+refused sheet "output.checkpoint_every (--set): 1e-11 s gives about 1e+09 checkpoints" "${S[@]}" --set output.checkpoint_every=1e-11
+refused sheet "time_step.fixed: about 2.38e+301 events" "${S[@]}" --set "time_step={fixed: 1e-300}"
+refused sphere-plate "output.frame_every: the output would need about 7.01e+12 bytes" --set output.frame_every=2e-11
+refused sheet "materials.cloth.density: the areal density" "${S[@]}" --set materials.cloth.density=1e-308
+refused sheet "materials.cloth.density: membrane 0: time step 0" "${S[@]}" --set materials.cloth.density=1e-300
+refused sheet "materials.cloth.thickness: the bending modulus" "${S[@]}" --set materials.cloth.thickness=1e300
+refused sheet "materials.cloth.youngs: the bending modulus" "${S[@]}" --set materials.cloth.youngs=1e-300
+refused sheet "materials.cloth.youngs: about 3.31e+151 events" "${S[@]}" --set materials.cloth.youngs=1e300
+refused bar "materials.soft.density: the density is 1e-310" --set materials.soft.density=1e-310
+refused spring-chain "bodies.0.particles.2.mass: 1e-310 kg is not a positive normal number" --set bodies.chain.particles.2.mass=1e-310
+# Raised limits let the same settings through (checked here without running).
+"$AVI" run sheet "${S[@]}" --set output.checkpoint_every=1e-6 --set output.max_checkpoints=2e4 --set time.end=1e-4 \
+  -o "$work/ok.h5" --quiet || { echo "raised output.max_checkpoints: the run failed"; bad=$((bad + 1)); }
+# Ordinary scenes: the defaults are far above what they need.
+for s in sheet bar sphere-plate; do
+  "$AVI" run "$s" --set time.end=1e-4 -o "$work/$s.h5" --quiet || { echo "$s: an ordinary run failed"; bad=$((bad + 1)); }
+done
+echo "limits: $n refusals checked, $bad problems"
+[ "$bad" -eq 0 ]
