@@ -196,7 +196,8 @@ bench: all $(BENCH_BIN)
 
 valgrind: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do \
-	  AVI_TEST_QUICK=1 CK_FORK=no valgrind -q --error-exitcode=9 --leak-check=full $$t || exit 1; done
+	  AVI_TEST_QUICK=1 CK_FORK=no valgrind -q --error-exitcode=9 --leak-check=full --num-callers=40 \
+	    --suppressions=tests/valgrind.supp $$t || exit 1; done
 
 clean:
 	rm -rf $(B) $(SAN) $(CLANG) $(NOARCH)
