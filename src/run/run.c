@@ -7,12 +7,12 @@
 #include "avi/sync.h"
 #include "core/error.h"
 #include "io/output_files.h"
+#include "run/blow_up.h"
 #include "run/checkpoint.h"
 #include "run/output_stream.h"
 #include "run/run_output.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +42,8 @@ struct avi_run {
     avi_checkpoint_info ckpt;
     avi_error ckpt_err;
     int ckpt_failed;
-    double max_growth, e0, e_scale, gravity; /* blow-up check on the total energy */
-    int have_e0, blew_up;
-    char blow_up[512];
+    avi_blow_up blow_up;       /* the check on the total energy */
+    int blew_up;
     int evolved, status;       /* of the last avi_run_evolve */
     int reached_end;           /* it ran to the scene's end time */
     char why[512];             /* its failure */
@@ -82,50 +81,6 @@ static void draw_progress(avi_run *r, double t, int final)
 
 enum { ITEM_ROW, ITEM_FRAME };
 
-/* The blow-up check's scale: the energies at t = 0, but at least
- * M (|g| L + (L / T)^2) with M the mass, L the size of the initial state
- * and T the end time, so that a system starting at rest (E0 = 0) is not
- * judged against round-off. */
-static void set_energy_scale(avi_run *r, avi_snapshot *snap, const avi_observation *o)
-{
-    size_t nv = avi_model_vertex_count(r->model);
-    avi_snapshot_state(snap, &r->x[0][0], NULL);
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, mass = 0.0;
-    for (size_t i = 0; i < nv; i++) {
-        mass += avi_model_vertex_mass(r->model, (uint32_t)i);
-        for (int c = 0; c < 3; c++) {
-            lo[c] = fmin(lo[c], r->x[i][c]);
-            hi[c] = fmax(hi[c], r->x[i][c]);
-        }
-    }
-    double size = nv ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-                            (hi[2] - lo[2]) * (hi[2] - lo[2]))
-                     : 0.0;
-    double speed = r->end_time > 0.0 ? size / r->end_time : 0.0;
-    r->have_e0 = 1;
-    r->e0 = o->total;
-    r->e_scale = fmax(o->kinetic + fabs(o->elastic) + fabs(o->contact) + fabs(o->external),
-                      mass * (r->gravity * size + speed * speed));
-}
-
-/* Blow-up: the total energy wandered far from its initial value (the
- * engine itself stops on non-finite states). */
-static int check_blow_up(avi_run *r, avi_snapshot *snap, const avi_observation *o)
-{
-    if (!r->have_e0) set_energy_scale(r, snap, o);
-    if (r->max_growth > 0.0 && r->e_scale > 0.0 && !(fabs(o->total - r->e0) <= r->max_growth * r->e_scale)) {
-        char who[256];
-        avi_snapshot_describe_largest_energy(snap, who, sizeof who);
-        snprintf(r->blow_up, sizeof r->blow_up,
-                 "blow-up at t = %.17g: total energy %.6e J departs from E0 = %.6e J by more than "
-                 "output.max_energy_growth = %g times %.3e J; largest: %s",
-                 o->time, o->total, r->e0, r->max_growth, r->e_scale, who);
-        r->blew_up = 1;
-        return AVI_ERR_RUN;
-    }
-    return 0;
-}
-
 /* Energies, momenta and counts (one row per energy interval) and frames,
  * computed from a snapshot and written on the output stream's thread, each
  * flushed at once, so a killed run keeps every row up to its last
@@ -138,7 +93,11 @@ static int write_row(avi_run *r, avi_snapshot *snap, int flush)
         r->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    return check_blow_up(r, snap, &o);
+    if (avi_blow_up_check(&r->blow_up, r->model, snap, &o, r->x)) {
+        r->blew_up = 1;
+        return AVI_ERR_RUN;
+    }
+    return 0;
 }
 
 static int write_frame(avi_run *r, avi_snapshot *snap, int flush)
@@ -305,9 +264,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
         return err->status = AVI_ERR_RUN;
     }
     r->end_time = scene->end_time;
-    r->max_growth = scene->output.max_energy_growth;
-    r->gravity = sqrt(scene->gravity[0] * scene->gravity[0] + scene->gravity[1] * scene->gravity[1] +
-                      scene->gravity[2] * scene->gravity[2]);
+    avi_blow_up_init(&r->blow_up, scene);
     r->progress = opt->progress;
     r->stream = avi_output_stream_create(r->model, 0, 1, write_item, r);
     if (!r->stream) r->stream = avi_output_stream_create(r->model, 1, 0, write_item, r);
@@ -417,7 +374,7 @@ int avi_run_evolve(avi_run *r, double t_end, avi_error *err)
     }
     const char *why = r->io_failed     ? avi_h5_error(r->writer)->message
                       : r->ckpt_failed ? r->ckpt_err.message
-                      : r->blew_up     ? r->blow_up
+                      : r->blew_up     ? r->blow_up.message
                                        : avi_engine_error(r->engine)->message;
     snprintf(r->why, sizeof r->why, "%s", why);
     r->status = AVI_ERR_RUN;
