@@ -105,7 +105,7 @@ START_TEST(api_run_checks_blow_up)
     char out[128];
     snprintf(out, sizeof out, "%s/blow.h5", dir);
     avi_error err;
-    ck_assert_int_eq(api_run(out, "output.max_energy_growth=1e-12", NULL, &err), AVI_ERR_RUN);
+    ck_assert_int_eq(api_run(out, "output.max_energy_growth=1e-15", NULL, &err), AVI_ERR_RUN);
     ck_assert_int_eq(err.status, AVI_ERR_RUN);
     ck_assert_msg(strstr(err.message, "blow-up at t = ") && strstr(err.message, "output.max_energy_growth"), "%s",
                   err.message);
