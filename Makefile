@@ -30,7 +30,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
 LDLIBS   = $(DEP_LIBS) -lm -pthread
 
 B        := build
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c src/run/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))

@@ -54,8 +54,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "avi/output_stream.h"
-#include "avi/run_output.h"
+#include "run/output_stream.h"
+#include "run/run_output.h"
 
 static double cpu_now(void)
 {

@@ -9,5 +9,6 @@
 #include "avi/output.h"
 #include "avi/scene.h"
 #include "avi/sync.h"
+#include "avi/run.h"
 
 #endif

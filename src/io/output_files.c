@@ -40,7 +40,6 @@
  * anything is written. */
 #include "io/output_files.h"
 
-#include "avi/checkpoint.h"
 #include "avi/output.h"
 #include "core/error.h"
 #include "io/regular_file.h"
@@ -79,6 +78,11 @@ static void directory_of(const char *path, char *dir, size_t size)
 }
 
 /* ------------------------------------------------------------------ names */
+
+void avi_checkpoint_path(const char *output_path, char *out, size_t size)
+{
+    snprintf(out, size, "%s.ckpt", output_path);
+}
 
 static int make_names(avi_output_files *f, const char *out, avi_error *err)
 {

@@ -78,4 +78,7 @@ hid_t avi_output_create_h5(const char *path, hid_t fapl, int *fd, avi_error *err
  * temporary is removed. */
 int avi_output_commit(const char *tmp, const char *path, avi_error *err);
 
+/* The checkpoint path of an output file: "<output>.ckpt". */
+void avi_checkpoint_path(const char *output_path, char *out, size_t size);
+
 #endif

@@ -5,7 +5,7 @@
 # NaN time), an old-format checkpoint and a truncated output are all refused
 # with exit 2, a message naming the file and what failed, and the output
 # and checkpoint left as they were. The content hash is recomputed here in
-# Python from its definition in include/avi/checkpoint.h, independently of
+# Python from its definition in src/run/checkpoint.h, independently of
 # the C code, and must equal the one avi stores.
 set -u
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -39,7 +39,7 @@ if diff or not names:
 PY
 }
 
-# The content hash as include/avi/checkpoint.h defines it; with --store,
+# The content hash as src/run/checkpoint.h defines it; with --store,
 # writes it into the file (a forger's recomputation).
 cat > hash.py <<'PY'
 import sys, struct, hashlib, h5py, numpy as np

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avi/checkpoint.h"
+#include "run/checkpoint.h"
 #include "avi/output.h"
 
 /* ------------------------------------------------------------- fixtures */

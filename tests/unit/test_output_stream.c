@@ -3,7 +3,7 @@
  * the thread timing, and a failed item stops the stream at that item. */
 #include "check_main.h"
 #include "avi/avi.h"
-#include "avi/output_stream.h"
+#include "run/output_stream.h"
 
 #include <stdint.h>
 #include <stdlib.h>

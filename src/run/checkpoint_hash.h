@@ -1,7 +1,7 @@
 /* The content hash of a checkpoint file, as defined in
- * include/avi/checkpoint.h. */
-#ifndef AVI_IO_CHECKPOINT_HASH_H
-#define AVI_IO_CHECKPOINT_HASH_H
+ * src/run/checkpoint.h. */
+#ifndef AVI_RUN_CHECKPOINT_HASH_H
+#define AVI_RUN_CHECKPOINT_HASH_H
 
 #include <hdf5.h>
 #include <stddef.h>

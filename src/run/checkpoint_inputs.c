@@ -1,6 +1,6 @@
 /* The input files of a run, recorded in its checkpoints and checked again
- * by `avi resume` (include/avi/checkpoint.h). */
-#include "avi/checkpoint.h"
+ * by `avi resume` (src/run/checkpoint.h). */
+#include "run/checkpoint.h"
 #include "core/error.h"
 #include "io/sha256.h"
 

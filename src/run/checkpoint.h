@@ -46,6 +46,7 @@
 
 #include "avi/engine.h"
 #include "avi/scene.h"
+#include "io/output_files.h" /* avi_checkpoint_path */
 
 typedef enum { AVI_INPUT_SCENE = 0, AVI_INPUT_MESH = 1 } avi_input_kind;
 
@@ -91,9 +92,6 @@ typedef struct {
     double time;
     avi_input_files inputs;
 } avi_checkpoint_meta;
-
-/* The checkpoint path of an output file: "<output>.ckpt". */
-void avi_checkpoint_path(const char *output_path, char *out, size_t size);
 
 /* Writes the engine's state at its current time (avi_engine_time) to path,
  * atomically. Returns 0 or AVI_ERR_RUN with err filled. */

@@ -1,4 +1,4 @@
-#include "avi/run_output.h"
+#include "run/run_output.h"
 
 #include "core/error.h"
 

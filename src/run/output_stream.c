@@ -1,6 +1,6 @@
 /* Output stream: a ring of snapshots between the engine's thread (producer)
- * and one worker thread (consumer); see include/avi/output_stream.h. */
-#include "avi/output_stream.h"
+ * and one worker thread (consumer); see src/run/output_stream.h. */
+#include "run/output_stream.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,11 +1,11 @@
 /* Checkpoints: the engine's complete state in an HDF5 file (see
- * include/avi/checkpoint.h). */
-#include "avi/checkpoint.h"
+ * src/run/checkpoint.h). */
+#include "run/checkpoint.h"
 #include "core/error.h"
 #include "io/output_files.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
-#include "io/checkpoint_hash.h"
+#include "run/checkpoint_hash.h"
 #include "io/hdf5_init.h"
 #include "sync/sync_internal.h"
 
@@ -24,11 +24,6 @@
 #define HASH_ATTR "content_sha256"
 /* Counters are stored as int64 in the output. */
 #define COUNTER_LIMIT (UINT64_C(1) << 63)
-
-void avi_checkpoint_path(const char *output_path, char *out, size_t size)
-{
-    snprintf(out, size, "%s.ckpt", output_path);
-}
 
 /* ---- small HDF5 helpers: every one returns 0 or -1 ---- */
 

@@ -1,6 +1,6 @@
 /* Content hash of a checkpoint: every dataset by sorted full path (the
- * definition is in include/avi/checkpoint.h). */
-#include "io/checkpoint_hash.h"
+ * definition is in src/run/checkpoint.h). */
+#include "run/checkpoint_hash.h"
 
 #include <stdint.h>
 #include <stdio.h>

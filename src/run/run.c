@@ -1,0 +1,416 @@
+/* A run: a scene evolved while its output file, checkpoints and the
+ * blow-up check are kept (include/avi/run.h). */
+#include "avi/run.h"
+
+#include "avi/engine.h"
+#include "avi/output.h"
+#include "avi/sync.h"
+#include "core/error.h"
+#include "io/output_files.h"
+#include "run/blow_up.h"
+#include "run/checkpoint.h"
+#include "run/output_stream.h"
+#include "run/run_output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct avi_run {
+    const avi_scene *scene;
+    avi_scene owned_scene;   /* a resume's scene, loaded from the checkpoint */
+    avi_checkpoint_meta meta; /* a resume's checkpoint information */
+    int resumed;
+    avi_output_files files;
+    int files_open, aside;   /* aside: the earlier output is at OUT.resume-old */
+    avi_model *model;
+    avi_scene_bodies info;
+    avi_input_files inputs;
+    avi_run_output so;
+    avi_engine *engine;
+    avi_h5_writer *writer;
+    avi_output_stream *stream; /* rows and frames go through it */
+    double (*x)[3], (*v)[3];   /* frame buffers */
+    double end_time;
+    int progress;              /* draw a progress line */
+    double wall_start, wall_last_draw;
+    int io_failed;
+    char checkpoint[4096];     /* checkpoint path */
+    avi_checkpoint_info ckpt;
+    avi_error ckpt_err;
+    int ckpt_failed;
+    avi_blow_up blow_up;       /* the check on the total energy */
+    int blew_up;
+    int evolved, status;       /* of the last avi_run_evolve */
+    int reached_end;           /* it ran to the scene's end time */
+    char why[512];             /* its failure */
+};
+
+avi_run_options avi_default_run_options(void)
+{
+    avi_run_options o = {0, NULL, NULL};
+    return o;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void draw_progress(avi_run *r, double t, int final)
+{
+    double now = wall_now();
+    if (!final && now - r->wall_last_draw < 0.2) return;
+    r->wall_last_draw = now;
+    double elapsed = now - r->wall_start;
+    double frac = r->end_time > 0.0 ? t / r->end_time : 1.0;
+    double rate = elapsed > 0.0 ? (double)avi_engine_events_total(r->engine) / elapsed : 0.0;
+    double eta = frac > 0.0 ? elapsed * (1.0 - frac) / frac : 0.0;
+    fprintf(stderr, "\r  t = %.4e s / %.4e s (%5.1f%%)  %.3g events/s  ETA %.0f s   ", t, r->end_time,
+            100.0 * frac, rate, eta);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* ------------------------------------------------- the output stream's items */
+
+enum { ITEM_ROW, ITEM_FRAME };
+
+/* Energies, momenta and counts (one row per energy interval) and frames,
+ * computed from a snapshot and written on the output stream's thread, each
+ * flushed at once, so a killed run keeps every row up to its last
+ * interval. */
+static int write_row(avi_run *r, avi_snapshot *snap, int flush)
+{
+    avi_observation o;
+    avi_snapshot_observe(snap, &o);
+    if (avi_h5_write_observation(r->writer, (int64_t)o.events_total, &o) || (flush && avi_h5_flush(r->writer))) {
+        r->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    if (avi_blow_up_check(&r->blow_up, r->model, snap, &o, r->x)) {
+        r->blew_up = 1;
+        return AVI_ERR_RUN;
+    }
+    return 0;
+}
+
+static int write_frame(avi_run *r, avi_snapshot *snap, int flush)
+{
+    avi_snapshot_state(snap, &r->x[0][0], &r->v[0][0]);
+    if (avi_h5_write_frame(r->writer, (int64_t)avi_snapshot_events_total(snap), avi_snapshot_time(snap),
+                           (const double (*)[3])r->x, (const double (*)[3])r->v) ||
+        (flush && avi_h5_flush(r->writer))) {
+        r->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    return 0;
+}
+
+/* The output stream's handler (worker thread). Each item is flushed, unless
+ * more are already queued behind it (the writer fell behind the engine):
+ * then the last of them flushes. */
+static int write_item(void *user, int kind, avi_snapshot *snap, int queued)
+{
+    return kind == ITEM_ROW ? write_row(user, snap, queued == 0) : write_frame(user, snap, queued == 0);
+}
+
+/* ------------------------------------------------------------- observers */
+
+static int energy_observer(const avi_engine *e, double t, void *user)
+{
+    avi_run *r = user;
+    if (avi_output_stream_push(r->stream, e, t, ITEM_ROW)) return AVI_ERR_RUN;
+    if (r->progress) draw_progress(r, t, 0);
+    return 0;
+}
+
+static int frame_observer(const avi_engine *e, double t, void *user)
+{
+    avi_run *r = user;
+    return avi_output_stream_push(r->stream, e, t, ITEM_FRAME) ? AVI_ERR_RUN : 0;
+}
+
+/* Every queued row and frame is written and the output flushed first, so
+ * the file holds every row the checkpoint's observer positions say was
+ * written. */
+static int write_checkpoint(avi_run *r)
+{
+    if (r->stream && avi_output_stream_drain(r->stream)) return AVI_ERR_RUN;
+    if (avi_h5_flush(r->writer)) {
+        r->io_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    if (avi_checkpoint_write(r->checkpoint, r->engine, &r->ckpt, &r->ckpt_err)) {
+        r->ckpt_failed = 1;
+        return AVI_ERR_RUN;
+    }
+    return 0;
+}
+
+static int checkpoint_observer(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    return write_checkpoint(user);
+}
+
+/* ------------------------------------------------------------------ open */
+
+/* Frees what a run holds; an output still open is closed as failed. */
+static void run_free(avi_run *r)
+{
+    avi_output_stream_destroy(r->stream);
+    if (r->writer) avi_h5_close(r->writer, "failed: could not start", NULL);
+    if (r->aside) avi_output_files_put_back(&r->files);
+    if (r->files_open) avi_output_files_close(&r->files);
+    avi_engine_destroy(r->engine);
+    avi_model_destroy(r->model);
+    avi_scene_bodies_free(&r->info);
+    avi_run_output_free(&r->so);
+    avi_input_files_free(&r->inputs);
+    free(r->x);
+    free(r->v);
+    if (r->resumed) {
+        avi_scene_free(&r->owned_scene);
+        avi_checkpoint_meta_free(&r->meta);
+    }
+    free(r);
+}
+
+/* The model, the files it read (on resume: the ones the run started with),
+ * the output layout and the engine with its observers, in a fixed order:
+ * checkpoints store their positions. */
+static int build(avi_run *r, const char *out, const char *resume, avi_error *err)
+{
+    const avi_scene *scene = r->scene;
+    if (avi_scene_build(scene, &r->model, &r->info, err)) return err->status ? (int)err->status : AVI_ERR_INPUT;
+    if (avi_input_files_of(scene, &r->info, &r->inputs, err) ||
+        (resume && avi_input_files_match(resume, &r->meta.inputs, &r->inputs, err)))
+        return err->status;
+    size_t nv = avi_model_vertex_count(r->model);
+    r->x = malloc((nv ? nv : 1) * sizeof *r->x);
+    r->v = malloc((nv ? nv : 1) * sizeof *r->v);
+    if (avi_run_output_init(&r->so, scene, &r->info, r->model, out, err) || !r->x || !r->v)
+        return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    r->engine = avi_engine_create_for_scene(scene, &r->info, r->model, err);
+    if (!r->engine) return err->status ? (int)err->status : AVI_ERR_RUN;
+    avi_engine_add_observer(r->engine, scene->output.energy_every, energy_observer, r);
+    avi_engine_add_observer(r->engine, scene->output.frame_every, frame_observer, r);
+    if (scene->output.checkpoint_every > 0.0)
+        avi_engine_add_observer(r->engine, scene->output.checkpoint_every, checkpoint_observer, r);
+    return 0;
+}
+
+/* On resume, the engine continues from the checkpoint and the earlier
+ * output stays aside until its rows are copied into the new file: if it is
+ * still there, a resume was killed before that, and it (not a new file at
+ * `out`, if any) is the one to continue. */
+static int restore(avi_run *r, const char *resume, size_t *keep_rows, size_t *keep_frames, avi_error *err)
+{
+    if (avi_checkpoint_restore(resume, r->engine, err)) return err->status;
+    /* Rows and frames already written are the observers' first calls. */
+    *keep_rows = (size_t)avi_engine_observer_calls(r->engine, 0);
+    *keep_frames = (size_t)avi_engine_observer_calls(r->engine, 1);
+    if (avi_output_files_set_aside(&r->files, err)) return err->status = AVI_ERR_RUN;
+    r->aside = 1;
+    return 0;
+}
+
+static int copy_prefix(avi_run *r, size_t keep_rows, size_t keep_frames, avi_error *err)
+{
+    if (avi_h5_copy_prefix(r->files.path[AVI_OUT_ASIDE], r->writer, keep_rows, keep_frames, r->so.bodies,
+                           (int)r->info.count, avi_model_vertex_count(r->model), err) ||
+        avi_h5_flush(r->writer)) {
+        if (err->message[0]) return err->status;
+        return avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(r->writer)->message);
+    }
+    /* While it exists, the next resume would copy from it: a stale one
+     * must not survive. */
+    r->aside = 0;
+    if (avi_output_files_drop_aside(&r->files, err)) return err->status = AVI_ERR_RUN;
+    return 0;
+}
+
+/* Every output name is checked and the output locked before anything is
+ * built, moved or removed. The scene file (NULL for built-ins and resumes)
+ * and the scene's mesh files may not be outputs. */
+static int start(avi_run *r, const char *out, const avi_run_options *opt, const char *resume, avi_error *err)
+{
+    const avi_scene *scene = r->scene;
+    if (avi_output_files_open(&r->files, out, scene, scene->file, err))
+        return err->status ? (int)err->status : AVI_ERR_INPUT;
+    r->files_open = 1;
+    int rc = build(r, r->files.path[AVI_OUT_MAIN], resume, err);
+    if (rc) return rc;
+    avi_checkpoint_path(out, r->checkpoint, sizeof r->checkpoint);
+    r->ckpt.scene_source = opt->scene_source ? opt->scene_source : scene->source;
+    r->ckpt.scene_text = scene->text;
+    r->ckpt.resolved_text = r->so.resolved_text;
+    r->ckpt.output_path = r->files.path[AVI_OUT_MAIN];
+    r->ckpt.inputs = resume ? &r->meta.inputs : &r->inputs;
+    size_t keep_rows = 0, keep_frames = 0;
+    if (resume && (rc = restore(r, resume, &keep_rows, &keep_frames, err))) return rc;
+    r->writer = avi_h5_create(&r->so.layout, err);
+    if (!r->writer) return err->status = AVI_ERR_RUN;
+    if (resume) {
+        if ((rc = copy_prefix(r, keep_rows, keep_frames, err))) return rc;
+    } else if (avi_output_files_clear_stale(&r->files, err)) {
+        return err->status = AVI_ERR_RUN;
+    }
+    r->end_time = scene->end_time;
+    avi_blow_up_init(&r->blow_up, scene);
+    r->progress = opt->progress;
+    r->stream = avi_output_stream_create(r->model, 0, 1, write_item, r);
+    if (!r->stream) r->stream = avi_output_stream_create(r->model, 1, 0, write_item, r);
+    if (!r->stream) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    r->wall_start = wall_now();
+    avi_engine_set_stop_flag(r->engine, opt->stop);
+    return 0;
+}
+
+static avi_run *open_run(avi_run *r, const char *out, const avi_run_options *opt, const char *resume,
+                         avi_error *err)
+{
+    avi_error local;
+    if (!err) err = &local;
+    memset(err, 0, sizeof *err);
+    avi_run_options defaults = avi_default_run_options();
+    if (start(r, out, opt ? opt : &defaults, resume, err)) {
+        run_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+avi_run *avi_run_open(const avi_scene *scene, const char *output, const avi_run_options *opt, avi_error *err)
+{
+    avi_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        return NULL;
+    }
+    r->scene = scene;
+    return open_run(r, output, opt, NULL, err);
+}
+
+/* The scene comes from the checkpoint; only the end time may change. */
+static int load_resumed(avi_run *r, const char *output, const char *ckpt, const char *const *sets, size_t nsets,
+                        avi_error *err)
+{
+    for (size_t k = 0; k < nsets; k++)
+        if (strncmp(sets[k], "time.end=", 9) != 0)
+            return avi_error_set(err, AVI_ERR_INPUT,
+                                 "resume: only --set time.end=T may change a resumed run (got '%s')", sets[k]);
+    if (access(ckpt, R_OK) != 0)
+        return avi_error_set(err, AVI_ERR_INPUT, "resume: %s: no checkpoint (%s)", ckpt, strerror(errno));
+    r->resumed = 1;
+    if (avi_checkpoint_read_info(ckpt, &r->meta, err) || avi_input_files_present(ckpt, &r->meta.inputs, err))
+        return err->status = AVI_ERR_INPUT;
+    avi_scene *scene = &r->owned_scene;
+    if (avi_scene_load_string(r->meta.resolved_text, strlen(r->meta.resolved_text), r->meta.scene_source, NULL,
+                              sets, nsets, scene, err))
+        return err->status ? (int)err->status : AVI_ERR_INPUT;
+    if (scene->end_time < r->meta.time)
+        return avi_error_set(err, AVI_ERR_INPUT, "resume: %s already reached t = %g, after the end time", output,
+                             r->meta.time);
+    /* The scene as given stays the one recorded in the file. */
+    free(scene->text);
+    scene->text = strdup(r->meta.scene_text);
+    if (!scene->text) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    r->scene = scene;
+    return 0;
+}
+
+avi_run *avi_run_open_resume(const char *output, const char *const *overrides, size_t n_overrides,
+                             const avi_run_options *opt, avi_error *err)
+{
+    avi_error local;
+    if (!err) err = &local;
+    memset(err, 0, sizeof *err);
+    avi_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        return NULL;
+    }
+    char ckpt[4096];
+    avi_checkpoint_path(output, ckpt, sizeof ckpt);
+    if (load_resumed(r, output, ckpt, overrides, n_overrides, err)) {
+        run_free(r);
+        return NULL;
+    }
+    avi_run_options o = opt ? *opt : avi_default_run_options();
+    o.scene_source = r->meta.scene_source;
+    return open_run(r, output, &o, ckpt, err);
+}
+
+/* ---------------------------------------------------------------- evolve */
+
+int avi_run_evolve(avi_run *r, double t_end, avi_error *err)
+{
+    if (r->evolved && r->status != AVI_OK && r->status != AVI_INTERRUPTED)
+        return avi_error_set(err, (avi_status)r->status, "%s", r->why);
+    r->evolved = 1;
+    int rc = avi_engine_run(r->engine, t_end);
+    /* A failure on the output thread decides the outcome (the engine may
+     * have gone on a little after it, but nothing after it was written). */
+    if (avi_output_stream_drain(r->stream) && (rc == AVI_OK || rc == AVI_INTERRUPTED)) rc = AVI_ERR_RUN;
+    if (r->progress) draw_progress(r, avi_engine_time(r->engine), 1);
+    /* A checkpoint at the end (or where the stop flag stopped the run),
+     * from which a resume continues or extends the run. */
+    if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !r->io_failed && !r->ckpt_failed && write_checkpoint(r))
+        rc = AVI_ERR_RUN;
+    r->status = rc;
+    r->reached_end = rc == AVI_OK && t_end >= r->scene->end_time;
+    if (rc == AVI_OK || rc == AVI_INTERRUPTED) {
+        if (err) memset(err, 0, sizeof *err);
+        if (rc == AVI_INTERRUPTED && err) err->status = AVI_INTERRUPTED;
+        return rc;
+    }
+    const char *why = r->io_failed     ? avi_h5_error(r->writer)->message
+                      : r->ckpt_failed ? r->ckpt_err.message
+                      : r->blew_up     ? r->blow_up.message
+                                       : avi_engine_error(r->engine)->message;
+    snprintf(r->why, sizeof r->why, "%s", why);
+    r->status = AVI_ERR_RUN;
+    return avi_error_set(err, AVI_ERR_RUN, "%s", r->why);
+}
+
+avi_run_stats avi_run_stats_of(const avi_run *r)
+{
+    avi_run_stats s;
+    s.scene_name = r->scene->name;
+    s.output = r->files.path[AVI_OUT_MAIN];
+    s.checkpoint = r->checkpoint;
+    s.events = avi_engine_events_total(r->engine);
+    s.time = avi_engine_time(r->engine);
+    s.end_time = r->scene->end_time;
+    s.wall = wall_now() - r->wall_start;
+    return s;
+}
+
+int avi_run_close(avi_run *r, avi_error *err)
+{
+    /* "failed: " and the whole reason. */
+    char completion[sizeof "failed: " + sizeof r->why];
+    if (!r->evolved)
+        snprintf(completion, sizeof completion, "failed: closed before it ran");
+    else if (r->reached_end)
+        snprintf(completion, sizeof completion, "complete");
+    else if (r->status == AVI_OK || r->status == AVI_INTERRUPTED)
+        snprintf(completion, sizeof completion, "interrupted");
+    else
+        snprintf(completion, sizeof completion, "failed: %s", r->why);
+    avi_output_stream_destroy(r->stream);
+    r->stream = NULL;
+    avi_error local;
+    int rc = avi_h5_close(r->writer, completion, err ? err : &local) ? AVI_ERR_RUN : AVI_OK;
+    r->writer = NULL;
+    run_free(r);
+    return rc;
+}
