@@ -18,8 +18,8 @@ bad=0
 fail() { echo "$*"; bad=$((bad + 1)); }
 
 # The compile line of one object, printed only (-n), with a user CFLAGS.
-line=$(env -u CC make -s -n -C "$src" B="$b" CFLAGS=-DAVI_USER_FLAG "$b/src/core/event.o" 2>&1 | grep -- ' -c src/core/event.c')
-[ -n "$line" ] || fail "no compile line for event.o"
+line=$(env -u CC make -s -n -C "$src" B="$b" CFLAGS=-DAVI_USER_FLAG "$b/src/core/model.o" 2>&1 | grep -- ' -c src/core/model.c')
+[ -n "$line" ] || fail "no compile line for model.o"
 [[ $line == gcc\ * ]] || fail "compiler is not gcc by default: $line"
 for f in -O3 -DAVI_USER_FLAG -std=c11 -ffp-contract=off -Wall "-I$b/gen"; do
   [[ " $line " == *" $f "* ]] || fail "compile line lacks $f: $line"
@@ -28,7 +28,7 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
   [[ " $line " == *" -mavx2 -mfma "* ]] || fail "compile line lacks the ARCH flags -mavx2 -mfma: $line"
 fi
 # An environment CC is used as given.
-line=$(CC=my-cc make -s -n -C "$src" B="$b" "$b/src/core/event.o" 2>&1 | grep -- ' -c src/core/event.c')
+line=$(CC=my-cc make -s -n -C "$src" B="$b" "$b/src/core/model.o" 2>&1 | grep -- ' -c src/core/model.c')
 [[ $line == my-cc\ * ]] || fail "CC from the environment not used: $line"
 
 # The library and avi, built from the clean tree into $b.
