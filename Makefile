@@ -22,7 +22,8 @@
 #   OPT      optimisation (default -O3)
 #   ARCH     architecture flags (default -mavx2 -mfma where the CPU has both)
 #   CFLAGS   your flags (default -g), added after OPT and ARCH: CFLAGS=-g
-#            keeps -O3 and ARCH; set OPT or ARCH to change those
+#            keeps -O3 and ARCH; set OPT or ARCH to change those (a -O in
+#            CFLAGS comes later and wins)
 #   CPPFLAGS, LDFLAGS, LDLIBS  added to the preprocessor, link and library
 #            flags
 #   CHOLMOD_CFLAGS, CHOLMOD_LIBS  where CHOLMOD is: from pkg-config when a
@@ -37,8 +38,11 @@ CC       := gcc
 endif
 OPT      ?= -O3
 # AVX2 and FMA where the CPU has them (bench/README.md: about 25 % fewer
-# instructions per event); valgrind runs such code, unlike AVX-512.
-ARCH     ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo -mavx2 -mfma)
+# instructions per event); valgrind runs such code, unlike AVX-512. Only a
+# command-line ARCH overrides it: shells often export ARCH=x86_64.
+ifneq ($(origin ARCH),command line)
+ARCH     := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo -mavx2 -mfma)
+endif
 CFLAGS   ?= -g
 override B := $(patsubst %/,%,$(or $(B),build))
 # -ffp-contract=off: no fused multiply-add unless written, so that every
@@ -105,6 +109,7 @@ APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev
             libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
 deps:
 	@missing=""; \
+	command -v $(CC) >/dev/null || missing="$$missing $(CC)"; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
 	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \

@@ -27,9 +27,10 @@ done
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
   [[ " $line " == *" -mavx2 -mfma "* ]] || fail "compile line lacks the ARCH flags -mavx2 -mfma: $line"
 fi
-# An environment CC is used as given.
-line=$(CC=my-cc make -s -n -C "$src" B="$b" "$b/src/core/model.o" 2>&1 | grep -- ' -c src/core/model.c')
+# An environment CC is used as given; an environment ARCH (often x86_64) is not.
+line=$(CC=my-cc ARCH=x86_64 make -s -n -C "$src" B="$b" "$b/src/core/model.o" 2>&1 | grep -- ' -c src/core/model.c')
 [[ $line == my-cc\ * ]] || fail "CC from the environment not used: $line"
+[[ " $line " != *" x86_64 "* ]] || fail "ARCH from the environment used as flags: $line"
 
 # The library and avi, built from the clean tree into $b.
 if make -s -C "$src" -j2 B="$b" OPT=-O0 CFLAGS= "$b/avi" >"$work/make.log" 2>&1; then
