@@ -1,40 +1,87 @@
 # avi: asynchronous variational integrators for elastic bodies with contact.
 #
-#   make            build build/libavi.a and build/avi (installs missing deps as root)
+#   make            check the dependencies (deps), then build $(B)/libavi.a,
+#                   $(B)/avi and $(B)/tests/check_penetration
+#   make deps       check the build dependencies; as root with apt-get,
+#                   install the missing ones (make, make run, make test,
+#                   make test-long, make bench and make valgrind run it first)
 #   make run        build and run the default sphere-plate scene
 #   make test       build and run the whole suite (unit, sanitizer, command line)
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
 #   make test-compilers  (part of make test) unit tests built by clang in
-#                   build-clang, and avi from gcc, clang and gcc without
-#                   AVX2/FMA (build-noarch) writing bitwise-identical files
+#                   $(B)-clang, and avi from gcc, clang and gcc without
+#                   AVX2/FMA ($(B)-noarch) writing bitwise-identical files
+#
+# Variables (make VAR=value):
+#   B        build directory, any path (default build); the sanitizer,
+#            clang, no-AVX2 and fuzz trees are $(B)-san, $(B)-clang,
+#            $(B)-noarch and $(B)-fuzz
+#   CC       compiler (default gcc; an environment CC is used as given)
+#   OPT      optimisation (default -O3)
+#   ARCH     architecture flags (default -mavx2 -mfma where the CPU has both)
+#   CFLAGS   your flags (default -g), added after OPT and ARCH: CFLAGS=-g
+#            keeps -O3 and ARCH; set OPT or ARCH to change those (a -O in
+#            CFLAGS comes later and wins)
+#   CPPFLAGS, LDFLAGS, LDLIBS  added to the preprocessor, link and library
+#            flags
+#   CHOLMOD_CFLAGS, CHOLMOD_LIBS  where CHOLMOD is: from pkg-config when a
+#            cholmod .pc is installed, else Debian's /usr/include/suitesparse
+# The flags every build needs (C11, warnings, -ffp-contract=off, defines,
+# include paths) are kept apart, after yours, so that no CFLAGS drops them.
 
-CC       ?= gcc
+# make predefines CC (cc): only a CC from the command line or the
+# environment overrides the default here.
+ifeq ($(origin CC),default)
+CC       := gcc
+endif
 OPT      ?= -O3
 # AVX2 and FMA where the CPU has them (bench/README.md: about 25 % fewer
-# instructions per event); valgrind runs such code, unlike AVX-512.
-ARCH     ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo -mavx2 -mfma)
-CFLAGS   ?= $(OPT) $(ARCH) -g
+# instructions per event); valgrind runs such code, unlike AVX-512. Only a
+# command-line ARCH overrides it: shells often export ARCH=x86_64.
+ifneq ($(origin ARCH),command line)
+ARCH     := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo -mavx2 -mfma)
+endif
+CFLAGS   ?= -g
+override B := $(patsubst %/,%,$(or $(B),build))
 # -ffp-contract=off: no fused multiply-add unless written, so that every
 # compiler and every ARCH rounds alike (clang contracts a*b+c by default).
 WARN     := -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
 DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+# $(B)/gen holds the generated built-in scene list (builtin_scenes.inc).
+INCLUDES := -Iinclude -Isrc -I$(B)/gen
 PKGS     := hdf5 yaml-0.1 jemalloc libcrypto
-DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig
-SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
+CHOLMOD_PC := $(firstword $(foreach p,cholmod CHOLMOD,$(shell pkg-config --exists $(p) 2>/dev/null && echo $(p))))
+ifneq ($(CHOLMOD_PC),)
+CHOLMOD_CFLAGS ?= $(shell pkg-config --cflags $(CHOLMOD_PC))
+CHOLMOD_LIBS   ?= $(shell pkg-config --libs $(CHOLMOD_PC))
+else
+CHOLMOD_CFLAGS ?= -I/usr/include/suitesparse
+CHOLMOD_LIBS   ?= -lcholmod -lsuitesparseconfig
+endif
+DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CHOLMOD_CFLAGS)
+DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS)
+SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS) -lm -pthread $(LDLIBS)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
-INCLUDES := -Iinclude -Isrc
-ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(INCLUDES) $(DEP_CFLAGS)
-LDLIBS   = $(DEP_LIBS) -lm -pthread
+# The fixed flags of every tree; each tree puts its own optimisation and
+# sanitizer flags before them.
+FIXED_CFLAGS = $(CPPFLAGS) $(WARN) $(DEFS) $(INCLUDES) $(DEP_CFLAGS)
+ALL_CFLAGS = $(OPT) $(ARCH) $(CFLAGS) $(FIXED_CFLAGS)
+LINK_FLAGS = $(OPT) $(ARCH) $(CFLAGS) $(LDFLAGS)
+AVI_LIBS  = $(DEP_LIBS) -lm -pthread $(LDLIBS)
+# A link's objects before its archives: extra objects of a test (below)
+# may need the library.
+LINK_INPUTS = $(filter-out %.a,$^) $(filter %.a,$^)
 
-B        := build
 LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c src/run/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))
-BENCH_SRC:= $(sort $(wildcard bench/*.c))
+# bench/queue.c measures the engine's queue against a 4-ary heap and a
+# calendar queue that only it (and their unit tests) link: not in libavi.
+BENCH_QUEUES := bench/calendar_queue.c bench/event_queue.c
+BENCH_SRC:= $(filter-out $(BENCH_QUEUES),$(sort $(wildcard bench/*.c)))
 
 LIB      := $(B)/libavi.a
 AVI      := $(B)/avi
@@ -43,13 +90,18 @@ PHYS_BIN := $(PHYS_SRC:tests/physics/%.c=$(B)/tests/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
 # Sanitizer build of the library and unit tests lives in its own tree.
-SAN      := build-san
+SAN      := $(B)-san
 SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
-.PHONY: all deps run test test-unit test-san test-cli test-compilers test-long bench valgrind clean fuzz
-all: deps $(LIB) $(AVI) $(B)/tests/check_penetration
+.PHONY: all programs deps run test test-unit test-san test-cli test-compilers test-long bench valgrind clean fuzz
+# The entry points check the dependencies first and then build in a
+# sub-make, so that no compiler runs (even under -j) before the check is
+# done, and a single target (make $(B)/tests/test_model) never runs it.
+all: deps
+	@$(MAKE) --no-print-directory programs
+programs: $(LIB) $(AVI) $(B)/tests/check_penetration
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
@@ -57,9 +109,10 @@ APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev
             libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
 deps:
 	@missing=""; \
+	command -v $(CC) >/dev/null || missing="$$missing $(CC)"; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
-	[ -f /usr/include/suitesparse/cholmod.h ] || missing="$$missing libsuitesparse-dev"; \
+	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing missing dependencies:$$missing"; \
@@ -72,7 +125,7 @@ deps:
 	  fi; \
 	fi
 
-$(B)/%.o: %.c | deps
+$(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -81,59 +134,69 @@ $(LIB): $(LIB_SRC:%.c=$(B)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 $(AVI): $(CLI_SRC:%.c=$(B)/%.o) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(CHECK_LIBS) $(AVI_LIBS)
 
 $(B)/tests/%: $(B)/tests/physics/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(CHECK_LIBS) $(AVI_LIBS)
+
+# Unit tests of code kept out of the library link it themselves: the
+# benchmark queues, and the contact Hessians that check the gradients.
+define test_extras
+$(1)/tests/test_calendar_queue: $(BENCH_QUEUES:%.c=$(1)/%.o)
+$(1)/tests/test_event_queue: $(1)/bench/event_queue.o
+$(1)/tests/test_distance_edge_edge $(1)/tests/test_distance_point_triangle: $(1)/tests/unit/distance_hessian.o
+endef
 
 # Independent interpenetration checker for tests: HDF5 only, never libavi.
-$(B)/tests/check_penetration: tests/tools/check_penetration.c | deps
+$(B)/tests/check_penetration: tests/tools/check_penetration.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(shell pkg-config --cflags hdf5) -o $@ $< $(shell pkg-config --libs hdf5) -lm
+	$(CC) $(OPT) $(ARCH) $(CFLAGS) $(CPPFLAGS) $(WARN) $(DEFS) $(shell pkg-config --cflags hdf5) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs hdf5) -lm
 
 $(B)/bench/%: $(B)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
+$(B)/bench/queue: $(BENCH_QUEUES:%.c=$(B)/%.o)
 
-$(SAN)/%.o: %.c | deps
+$(SAN)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(DEFS) $(SAN_FLAGS) $(INCLUDES) $(DEP_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(SAN_FLAGS) $(FIXED_CFLAGS) -MMD -MP -c $< -o $@
 
 $(SAN_LIB): $(LIB_SRC:%.c=$(SAN)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 $(SAN)/tests/%: $(SAN)/tests/unit/%.o $(SAN_LIB)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(SAN_LIBS)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(CHECK_LIBS) $(SAN_LIBS)
 
 $(SAN)/avi: $(CLI_SRC:%.c=$(SAN)/%.o) $(SAN_LIB)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(SAN_LIBS)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(SAN_LIBS)
 
 # Compiler independence: the library, avi and unit tests built by clang
-# (same OPT and ARCH) in build-clang, and avi built by $(CC) without ARCH in
-# build-noarch. $(call tree,DIR,COMPILER,FLAGS,TOOL) gives DIR's rules.
+# (same OPT and ARCH) in $(B)-clang, and avi built by $(CC) without ARCH in
+# $(B)-noarch. $(call tree,DIR,COMPILER,FLAGS,TOOL) gives DIR's rules.
 CLANG_CC ?= clang
-CLANG    := build-clang
-NOARCH   := build-noarch
+CLANG    := $(B)-clang
+NOARCH   := $(B)-noarch
 CLANG_UNIT := $(UNIT_SRC:tests/unit/%.c=$(CLANG)/tests/%)
 define tree
-$(1)/%.o: %.c | deps $(4)
+$(1)/%.o: %.c | $(4)
 	@mkdir -p $$(dir $$@)
-	$(2) $$(WARN) $$(DEFS) $(3) $$(INCLUDES) $$(DEP_CFLAGS) -MMD -MP -c $$< -o $$@
+	$(2) $(3) $$(FIXED_CFLAGS) -MMD -MP -c $$< -o $$@
 $(1)/libavi.a: $$(LIB_SRC:%.c=$(1)/%.o)
 	rm -f $$@ && ar rcs $$@ $$^
 $(1)/avi: $$(CLI_SRC:%.c=$(1)/%.o) $(1)/libavi.a
-	$(2) $(3) -o $$@ $$^ $$(LDLIBS)
+	$(2) $(3) $$(LDFLAGS) -o $$@ $$(LINK_INPUTS) $$(AVI_LIBS)
 $(1)/tests/%: $(1)/tests/unit/%.o $(1)/libavi.a
-	$(2) $(3) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
+	$(2) $(3) $$(LDFLAGS) -o $$@ $$(LINK_INPUTS) $$(CHECK_LIBS) $$(AVI_LIBS)
 endef
 $(eval $(call tree,$(CLANG),$(CLANG_CC),$(OPT) $(ARCH),$(CLANG)/toolchain.txt))
 $(eval $(call tree,$(NOARCH),$(CC),$(OPT)))
 .SECONDARY: $(UNIT_SRC:%.c=$(CLANG)/%.o)
+$(foreach t,$(B) $(SAN) $(CLANG),$(eval $(call test_extras,$(t))))
 
 # clang, installed as root with apt-get when missing (as for make fuzz).
 $(CLANG)/toolchain.txt:
@@ -150,7 +213,7 @@ $(CLANG)/toolchain.txt:
 	fi; $(CLANG_CC) --version | head -n 1 > $@
 
 # Unit tests under clang, then short runs of built-in scenes by every avi.
-test-compilers: all $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
+test-compilers: programs $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
 	@AVI_TEST_QUICK=1 tests/run_suite.sh $(CLANG_UNIT)
 	@tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi
 
@@ -169,32 +232,37 @@ $(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o $(CLANG)/src/io/buil
 
 # The default scene, its XDMF sidecar and its energy figure.
 RUN_OUT ?= sphere_plate.h5
-run: all
-	./$(AVI) run $(RUN_ARGS) -o $(RUN_OUT)
+run: deps
+	@$(MAKE) --no-print-directory programs
+	$(AVI) run $(RUN_ARGS) -o $(RUN_OUT)
 	/usr/bin/python3 tools/plot_energy.py $(RUN_OUT) -o $(RUN_OUT:.h5=_energy.png)
 
-test: all test-unit test-san test-cli test-compilers
+test: deps
+	@$(MAKE) --no-print-directory test-unit test-san test-cli test-compilers
 
 test-unit: $(UNIT_BIN) $(PHYS_BIN)
 	@tests/run_suite.sh $^
 
 # jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
-test-san: $(SAN_UNIT) $(SAN)/avi all
+test-san: $(SAN_UNIT) $(SAN)/avi programs
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
 	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
 	  tests/cli/test_file_safety.sh
 
-test-cli: all
-	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then tests/run_cli.sh; fi
+test-cli: programs
+	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then AVI_BIN=$(AVI) tests/run_cli.sh; fi
 
-test-long: all $(UNIT_BIN) $(PHYS_BIN)
+test-long: deps
+	@$(MAKE) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN)
 	@AVI_TEST_LONG=1 tests/run_suite.sh $(UNIT_BIN) $(PHYS_BIN)
 
-bench: all $(BENCH_BIN)
+bench: deps
+	@$(MAKE) --no-print-directory programs $(BENCH_BIN)
 	@bench/run_all.sh
 
-valgrind: $(UNIT_BIN)
+valgrind: deps
+	@$(MAKE) --no-print-directory $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do \
 	  AVI_TEST_QUICK=1 CK_FORK=no valgrind -q --error-exitcode=9 --leak-check=full --num-callers=40 \
 	    --suppressions=tests/valgrind.supp $$t || exit 1; done
@@ -209,22 +277,23 @@ clean:
 # Not part of `make test`.
 #   make fuzz                    each harness for FUZZ_SECONDS (default 60)
 #   make fuzz FUZZ_SECONDS=3600 FUZZ_NAMES=msh
-# New inputs go to build-fuzz/corpus/<name>, crashes to build-fuzz/artifacts.
+# New inputs go to $(B)-fuzz/corpus/<name>, crashes to $(B)-fuzz/artifacts.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_NAMES   ?= scene msh obj
 FUZZ_ARGS    ?= -max_len=65536 -rss_limit_mb=2048 -timeout=10
 FUZZ_UBSAN   ?= print_stacktrace=1
-FUZZ_B       := build-fuzz
+FUZZ_B       := $(B)-fuzz
 FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
 FUZZ_LIB     := $(FUZZ_B)/libavi.a
 FUZZ_TOOL    := $(FUZZ_B)/toolchain.txt
-FUZZ_LIBS     = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl -lcholmod -lsuitesparseconfig -lm -pthread
+FUZZ_LIBS     = $(SAN_LIBS)
 FUZZ_APT     := clang libclang-rt-dev
 FUZZ_PROBE   := int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
 
-fuzz: $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 	@failed=""; for n in $(FUZZ_NAMES); do \
 	  mkdir -p $(FUZZ_B)/corpus/$$n $(FUZZ_B)/artifacts; \
 	  echo "fuzz_$$n: $(FUZZ_SECONDS) s, log in $(FUZZ_B)/fuzz_$$n.log"; \
@@ -256,9 +325,9 @@ $(FUZZ_TOOL):
 	  fi; \
 	fi; rm -f $(FUZZ_B)/probe; $(FUZZ_CC) --version | head -n 1 > $@
 
-$(FUZZ_B)/%.o: %.c | deps $(FUZZ_TOOL)
+$(FUZZ_B)/%.o: %.c | $(FUZZ_TOOL)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(WARN) $(DEFS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(INCLUDES) $(DEP_CFLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FIXED_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_B)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 

@@ -1,7 +1,7 @@
 /* The event queue alone, under the AVI's access pattern: N clocks, each
  * with its own step dt and phase t0; the earliest entry is rescheduled to
  * t0 + (n+1) dt with replace_top, over and over. The 4-ary heap
- * (core/event_queue.h), the calendar queue (core/calendar_queue.h) and the
+ * (bench/event_queue.h), the calendar queue (bench/calendar_queue.h) and the
  * two-level queue (core/twolevel_queue.h) run the same clocks side by side,
  * in alternating repetitions.
  *
@@ -22,8 +22,8 @@
  *
  * stdout: one JSON object per (queue, N, spread); stderr: a table. */
 #include "bench_util.h"
-#include "core/calendar_queue.h"
-#include "core/event_queue.h"
+#include "calendar_queue.h"
+#include "event_queue.h"
 #include "core/twolevel_queue.h"
 
 #include <math.h>

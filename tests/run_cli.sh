@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 # AVI_BIN picks another build of the binary (the sanitizer build); arguments
 # pick test scripts (default: all).
-export AVI="${AVI_BIN:+$PWD/}${AVI_BIN:-$PWD/build/avi}" PYTHON=/usr/bin/python3 ROOT="$PWD"
+avi=${AVI_BIN:-build/avi}; [[ $avi = /* ]] || avi="$PWD/$avi"
+export AVI="$avi" PYTHON=/usr/bin/python3 ROOT="$PWD"
 pass=0; fail=0; skip=0; failed=(); skipped=()
 scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
 for t in "${scripts[@]}"; do

@@ -91,10 +91,4 @@ double avi_ee_distance_gradient(const double x[4][3], double g[4][3])
     return q.d;
 }
 
-double avi_ee_distance_hessian(const double x[4][3], double H[12][12])
-{
-    avi_dist_pair q;
-    ee_pair(x, &q);
-    avi_dist_pair_hessian(&q, x, H);
-    return q.d;
-}
+int avi_ee_pair(const double x[4][3], avi_dist_pair *q) { return ee_pair(x, q); }

@@ -1,14 +1,14 @@
 /* Unsigned distance between two segments, the edge-edge contact stencil
- * x = (a0, a1, b0, b1), with its gradient and Hessian (penalty layers
+ * x = (a0, a1, b0, b1), with its gradient (penalty layers
  * V(d) = k/2 (eta - d)^2, Harmon et al. 2009).
  *
  * The closest points decide the formula: both in the segments' interiors
  * (line-line, d = |(b0 - a0) . (ea x eb)| / |ea x eb|), an endpoint against
  * the other segment's interior (point-line), or two endpoints (point-point);
- * see distance_primitives.h. The gradient and Hessian are the exact
- * derivatives of the formula of the region x lies in; d itself is
- * continuous across regions. Derivatives exist where d > 0 (unspecified
- * at d = 0).
+ * see distance_primitives.h. The gradient (and the tests' Hessian,
+ * tests/unit/distance_hessian.h) is the exact derivative of the formula of
+ * the region x lies in; d itself is continuous across regions. Derivatives
+ * exist where d > 0 (unspecified at d = 0).
  *
  * Parallel and nearly parallel segments: when
  *   |ea x eb|^2 <= AVI_EE_PARALLEL |ea|^2 |eb|^2      (sin angle <= 1e-8)
@@ -20,6 +20,8 @@
  * Zero-length edges fall into this case too. */
 #ifndef AVI_DISTANCE_EDGE_EDGE_H
 #define AVI_DISTANCE_EDGE_EDGE_H
+
+#include "contact/distance_primitives.h"
 
 #define AVI_EE_PARALLEL 1e-16
 
@@ -43,7 +45,8 @@ double avi_ee_distance(const double x[4][3], int *feature);
 /* Returns d; g[a] = dd/dx_a. */
 double avi_ee_distance_gradient(const double x[4][3], double g[4][3]);
 
-/* Returns d; H = d2d/dx2 (symmetric, row 3 a + i is dof i of x[a]). */
-double avi_ee_distance_hessian(const double x[4][3], double H[12][12]);
+/* The closest-point pair of the edge-edge stencil x (for its derivatives);
+ * returns the closest feature. */
+int avi_ee_pair(const double x[4][3], avi_dist_pair *q);
 
 #endif

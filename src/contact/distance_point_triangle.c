@@ -84,10 +84,4 @@ double avi_pt_distance_gradient(const double x[4][3], double g[4][3])
     return q.d;
 }
 
-double avi_pt_distance_hessian(const double x[4][3], double H[12][12])
-{
-    avi_dist_pair q;
-    pt_pair(x, &q);
-    avi_dist_pair_hessian(&q, x, H);
-    return q.d;
-}
+int avi_pt_pair(const double x[4][3], avi_dist_pair *q) { return pt_pair(x, q); }

@@ -1,13 +1,14 @@
 /* Unsigned distance between a point and a triangle, the vertex-face contact
- * stencil x = (p, t0, t1, t2), with its gradient and Hessian (penalty
+ * stencil x = (p, t0, t1, t2), with its gradient (penalty
  * layers V(d) = k/2 (eta - d)^2, Harmon et al. 2009).
  *
  * The closest feature decides the formula: the face interior (point-plane,
  * d = |(p - t0) . n|, n the unit normal), one of the three edges
  * (point-line) or one of the three vertices (point-point); see
- * distance_primitives.h. The gradient and Hessian are the exact derivatives
- * of the formula of the region x lies in; d itself is continuous across
- * regions. Derivatives exist where d > 0 (unspecified at d = 0).
+ * distance_primitives.h. The gradient (and the tests' Hessian,
+ * tests/unit/distance_hessian.h) is the exact derivative of the formula of
+ * the region x lies in; d itself is continuous across regions. Derivatives
+ * exist where d > 0 (unspecified at d = 0).
  *
  * Degenerate triangles: when (2 area)^2 <= AVI_PT_DEGENERATE lmax^4 (lmax
  * the longest edge), i.e. the smallest altitude is below 1e-8 lmax, the
@@ -16,6 +17,8 @@
  * better determined than rounding allows. */
 #ifndef AVI_DISTANCE_POINT_TRIANGLE_H
 #define AVI_DISTANCE_POINT_TRIANGLE_H
+
+#include "contact/distance_primitives.h"
 
 #define AVI_PT_DEGENERATE 1e-16
 
@@ -37,7 +40,8 @@ double avi_pt_distance(const double x[4][3], int *feature);
 /* Returns d; g[a] = dd/dx_a. */
 double avi_pt_distance_gradient(const double x[4][3], double g[4][3]);
 
-/* Returns d; H = d2d/dx2 (symmetric, row 3 a + i is dof i of x[a]). */
-double avi_pt_distance_hessian(const double x[4][3], double H[12][12]);
+/* The closest-point pair of the point-triangle stencil x (for its
+ * derivatives); returns the closest feature. */
+int avi_pt_pair(const double x[4][3], avi_dist_pair *q);
 
 #endif

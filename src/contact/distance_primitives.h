@@ -1,14 +1,15 @@
 /* Unsigned distances between affine features (point, line, plane) with exact
- * first and second derivatives: the building blocks of the point-triangle
- * and edge-edge contact stencils.
+ * first derivatives: the building blocks of the point-triangle and edge-edge
+ * contact stencils. The second derivatives, which only the tests use (to
+ * check the gradients), are in tests/unit/distance_hessian.h.
  *
  * Each distance is d = |w| = min_s |w(s)|, where w(s) = sum_k c_k(s) x_k is
  * the vector between a point of one feature and a point of the other, the
  * coefficients c_k affine in the m <= 2 feature parameters s (line or
  * barycentric coordinates). At the minimiser w is stationary in s, so
  *   dd/dx_k = c_k u,  u = w / d                     (envelope theorem),
- * and the Hessian follows from the implicit function theorem applied to the
- * stationarity condition (avi_dist_pair_hessian). Derivatives exist only
+ * and the Hessian from the implicit function theorem applied to the
+ * stationarity condition. Derivatives exist only
  * where d > 0; at d = 0 the values returned are unspecified (possibly NaN). */
 #ifndef AVI_DISTANCE_PRIMITIVES_H
 #define AVI_DISTANCE_PRIMITIVES_H
@@ -29,15 +30,6 @@ static inline void avi_dist_pair_gradient(const avi_dist_pair *q, double g[4][3]
 {
     for (int k = 0; k < 4; k++) v3_scale(g[k], q->u, q->c[k]);
 }
-
-/* H = d2d/dx2 over the stencil x (the x the pair was built from). With
- * E_j = dw/ds_j, G = [E_i . E_j], a_k = sum_ij E_i G^-1_ij dc_jk and
- * gamma_kl = dc_k^T G^-1 dc_l, the 3x3 block (k, l) is
- *   c_k c_l Q / d - c_k a_l u^T - c_l u a_k^T - d gamma_kl u u^T,
- * Q the projector onto the directions normal to both u and the features
- * (I - u u^T - E G^-1 E^T; zero when m = 2, so that case has no 1/d term).
- * G must be invertible: non-degenerate edges, triangle, non-parallel lines. */
-void avi_dist_pair_hessian(const avi_dist_pair *q, const double x[4][3], double H[12][12]);
 
 /* Pair x[ip] - x[iq]. */
 static inline void avi_pair_point_point(avi_dist_pair *q, const double x[4][3], int ip, int iq)
@@ -152,36 +144,5 @@ static inline void avi_pair_line_line(avi_dist_pair *q, const double x[4][3], co
     q->dc[1][0] = 0.0;  q->dc[1][1] = 0.0; q->dc[1][2] = 1.0; q->dc[1][3] = -1.0;
     q->m = 2;
 }
-
-/* Point-point: d = |p - q|; g = [dd/dp, dd/dq]; H over (p, q). */
-double avi_point_point_distance(const double p[3], const double q[3]);
-double avi_point_point_distance_gradient(const double p[3], const double q[3], double g[2][3]);
-double avi_point_point_distance_hessian(const double p[3], const double q[3], double H[6][6]);
-
-/* Point-line: distance from p to the infinite line through a != b;
- * stencil (p, a, b). */
-double avi_point_line_distance(const double p[3], const double a[3], const double b[3]);
-double avi_point_line_distance_gradient(const double p[3], const double a[3], const double b[3],
-                                        double g[3][3]);
-double avi_point_line_distance_hessian(const double p[3], const double a[3], const double b[3],
-                                       double H[9][9]);
-
-/* Point-plane: d = |(p - t0) . n|, n the unit normal of the plane through the
- * non-collinear t0, t1, t2; stencil (p, t0, t1, t2). */
-double avi_point_plane_distance(const double p[3], const double t0[3], const double t1[3],
-                                const double t2[3]);
-double avi_point_plane_distance_gradient(const double p[3], const double t0[3], const double t1[3],
-                                         const double t2[3], double g[4][3]);
-double avi_point_plane_distance_hessian(const double p[3], const double t0[3], const double t1[3],
-                                        const double t2[3], double H[12][12]);
-
-/* Line-line: d = |(b0 - a0) . (ea x eb)| / |ea x eb| for the infinite lines
- * through a0, a1 and b0, b1 (not parallel); stencil (a0, a1, b0, b1). */
-double avi_line_line_distance(const double a0[3], const double a1[3], const double b0[3],
-                              const double b1[3]);
-double avi_line_line_distance_gradient(const double a0[3], const double a1[3], const double b0[3],
-                                       const double b1[3], double g[4][3]);
-double avi_line_line_distance_hessian(const double a0[3], const double a1[3], const double b0[3],
-                                      const double b1[3], double H[12][12]);
 
 #endif

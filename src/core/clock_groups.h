@@ -34,7 +34,7 @@
 #ifndef AVI_CLOCK_GROUPS_H
 #define AVI_CLOCK_GROUPS_H
 
-#include "core/event_queue.h"
+#include "core/event.h"
 #include "core/model_internal.h"
 
 #include <stddef.h>

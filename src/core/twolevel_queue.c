@@ -122,7 +122,7 @@ static void far_down(avi_event *h, size_t n, size_t i)
     h[i] = x;
 }
 
-static void far_fix(avi_twolevel_queue *q) { q->far_min = q->far_size ? span_of(q, q->far[0].t) : AVI_CQ_K_FAR; }
+static void far_fix(avi_twolevel_queue *q) { q->far_min = q->far_size ? span_of(q, q->far[0].t) : AVI_TL_K_FAR; }
 
 static int far_push(avi_twolevel_queue *q, avi_event e)
 {
@@ -509,7 +509,7 @@ static int init_with(avi_twolevel_queue *q, sizes z, size_t capacity)
     double hint = (double)capacity / AVI_TL_CHUNK + (double)z.nspan + 16;
     q->chunk_hint = hint < (double)(AVI_TL_NONE / 4) ? (uint32_t)hint : AVI_TL_NONE / 4;
     q->chunk_free = AVI_TL_NONE;
-    q->far_min = AVI_CQ_K_FAR;
+    q->far_min = AVI_TL_K_FAR;
     q->fbits = z.fbits;
     q->inv_w = (double)((uint64_t)1 << z.fbits) / z.w;
     q->nspan = z.nspan;

@@ -1,6 +1,7 @@
-/* A two-level bucketed event queue: the same (time, id, n) entries and the
- * same order as the 4-ary heap (event_queue.h), built so that scheduling an
- * event touches only memory already in cache.
+/* A two-level bucketed event queue, the engine's: (time, id, n) entries in
+ * the order of core/event.h, built so that scheduling an event touches only
+ * memory already in cache (bench/queue.c compares it with a 4-ary heap and
+ * a calendar queue, bench/event_queue.h and bench/calendar_queue.h).
  *
  * Level 1, the spans: a calendar (Brown 1988, "Calendar queues", CACM
  * 31(10)) of C coarse buckets of width W, each an append-only list of
@@ -49,11 +50,25 @@
 #ifndef AVI_TWOLEVEL_QUEUE_H
 #define AVI_TWOLEVEL_QUEUE_H
 
-#include "core/calendar_queue.h" /* avi_clock_stats, avi_event_sort */
-#include "core/event_queue.h"
+#include "core/event.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* What the queue needs to know about the clocks. */
+typedef struct {
+    size_t count;          /* clocks */
+    double dt_min, dt_max; /* smallest and largest step */
+    double rate;           /* sum of 1/dt: events per unit of time */
+} avi_clock_stats;
+
+static inline void avi_clock_stats_add(avi_clock_stats *s, double dt)
+{
+    if (s->count == 0 || dt < s->dt_min) s->dt_min = dt;
+    if (s->count == 0 || dt > s->dt_max) s->dt_max = dt;
+    s->count++;
+    if (dt > 0) s->rate += 1.0 / dt;
+}
 
 #define AVI_TL_CHUNK 32 /* entries per chunk: 512 bytes */
 #define AVI_TL_NONE UINT32_MAX
@@ -123,12 +138,13 @@ int avi_tl_insert_slow_(avi_twolevel_queue *q, avi_event e, uint64_t fine);
 
 static inline size_t avi_tl_size(const avi_twolevel_queue *q) { return q->size; }
 
-/* Fine bucket index: monotone in t, saturating far beyond any window. The
- * span index is fine >> fbits. */
+/* Fine bucket index: monotone in t, saturating at AVI_TL_K_FAR far beyond
+ * any window. The span index is fine >> fbits. */
+#define AVI_TL_K_FAR (UINT64_C(1) << 62)
 static inline uint64_t avi_tl_fine_of(const avi_twolevel_queue *q, double t)
 {
     double x = t * q->inv_w;
-    if (!(x < 4.0e18)) return AVI_CQ_K_FAR;
+    if (!(x < 4.0e18)) return AVI_TL_K_FAR;
     return x > 0 ? (uint64_t)(int64_t)x : 0;
 }
 

@@ -11,7 +11,7 @@ typedef struct {
 } builtin_scene;
 
 static const builtin_scene builtins[] = {
-#include "../../build/gen/builtin_scenes.inc"
+#include "builtin_scenes.inc" /* generated in $(B)/gen (Makefile) */
 };
 
 #define NBUILTIN (sizeof builtins / sizeof builtins[0])

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <suitesparse/cholmod.h>
+#include <cholmod.h> /* CHOLMOD_CFLAGS in the Makefile */
 
 struct avi_sync_matrix {
     size_t nv, nblk, nelem;

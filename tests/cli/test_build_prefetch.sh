@@ -5,7 +5,7 @@
 # other symptom. Counts prefetch instructions in the built engine object;
 # skipped where objdump is missing or the target is not x86-64.
 set -u
-obj="$ROOT/build/src/core/engine.o"
+obj="$(dirname "$AVI")/src/core/engine.o" # the build tree of $AVI
 if ! command -v objdump >/dev/null || [ "$(uname -m)" != x86_64 ]; then
   echo "skipped: needs objdump on x86-64"; exit 77
 fi

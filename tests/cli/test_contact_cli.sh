@@ -8,7 +8,7 @@
 set -u
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bad=0
-checker="$ROOT/build/tests/check_penetration"
+checker="$(dirname "$AVI")/tests/check_penetration" # the build tree of $AVI
 
 "$AVI" scenes > "$work/scenes.txt" || { echo "avi scenes failed"; bad=$((bad + 1)); }
 for s in two-spheres strip-fold; do

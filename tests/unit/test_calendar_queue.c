@@ -2,7 +2,8 @@
  * qsort on (time, id), a linear scan for the minimum, and the 4-ary heap.
  * Every check runs on both queues through the table below. */
 #include "check_main.h"
-#include "core/calendar_queue.h"
+#include "../../bench/calendar_queue.h"
+#include "../../bench/event_queue.h"
 #include "core/twolevel_queue.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  * the line-line primitive. */
 #include "check_main.h"
 #include "contact/distance_edge_edge.h"
-#include "contact/distance_primitives.h"
+#include "distance_hessian.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * continuity, and the point-point, point-line and point-plane primitives. */
 #include "check_main.h"
 #include "contact/distance_point_triangle.h"
-#include "contact/distance_primitives.h"
+#include "distance_hessian.h"
 
 #include <stdint.h>
 #include <stdio.h>

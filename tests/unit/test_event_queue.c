@@ -1,6 +1,6 @@
 /* The event queue against a reference ordering (qsort on (time, id)). */
 #include "check_main.h"
-#include "core/event_queue.h"
+#include "../../bench/event_queue.h"
 
 #include <stdlib.h>
 

@@ -1,50 +1,20 @@
-/* The event queue: a 4-ary min-heap of (time, id, step) entries stored inline.
- *
- * Order: time, then id. Ids are (kind rank << AVI_ID_KIND_SHIFT) | index, so
- * comparing ids implements the tie rule (time, kind rank, potential index).
+/* Benchmark-only (bench/queue.c): a 4-ary min-heap of (time, id, step)
+ * entries stored inline, in the order of core/event.h.
  * The heap array is offset so that the four children of a node share one
  * 64-byte cache line. Replacing the top (the steady state of the AVI: pop,
  * reschedule) is one sift-down and allocates nothing. */
 #ifndef AVI_EVENT_QUEUE_H
 #define AVI_EVENT_QUEUE_H
 
+#include "core/event.h"
+
 #include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-
-#define AVI_ID_KIND_SHIFT 28
-#define AVI_ID_INDEX_MASK ((1u << AVI_ID_KIND_SHIFT) - 1u)
-#define AVI_ID_MAX_INDEX AVI_ID_INDEX_MASK
-
-typedef struct {
-    double t;   /* event time = t0 + n dt */
-    uint32_t id;
-    uint32_t n; /* how many events this potential has had */
-} avi_event;
 
 typedef struct {
     avi_event *block; /* allocation, 64-byte aligned */
     avi_event *heap;  /* block + 3 */
     size_t size, cap;
 } avi_event_queue;
-
-static inline uint32_t avi_event_id(unsigned kind, uint32_t index)
-{ return ((uint32_t)kind << AVI_ID_KIND_SHIFT) | index; }
-
-/* Event times are >= 0 and finite, so their IEEE bit patterns order like the
- * values; comparing them as integers lets the compiler avoid branches. */
-static inline uint64_t avi_time_bits(double t)
-{
-    uint64_t u;
-    memcpy(&u, &t, sizeof u);
-    return u;
-}
-
-static inline int avi_event_less(const avi_event *a, const avi_event *b)
-{
-    uint64_t x = avi_time_bits(a->t), y = avi_time_bits(b->t);
-    return (x < y) | ((x == y) & (a->id < b->id));
-}
 
 int avi_queue_init(avi_event_queue *q, size_t capacity);
 void avi_queue_free(avi_event_queue *q);

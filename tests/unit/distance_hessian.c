@@ -1,4 +1,7 @@
-#include "contact/distance_primitives.h"
+#include "distance_hessian.h"
+
+#include "contact/distance_edge_edge.h"
+#include "contact/distance_point_triangle.h"
 
 #include <string.h>
 
@@ -53,7 +56,7 @@ void avi_dist_pair_hessian(const avi_dist_pair *q, const double x[4][3], double 
         }
 }
 
-/* The public primitives place their points in a four-point stencil. */
+/* The single primitives place their points in a four-point stencil. */
 static void stencil(double x[4][3], const double *p0, const double *p1, const double *p2,
                     const double *p3)
 {
@@ -216,4 +219,20 @@ double avi_line_line_distance_hessian(const double a0[3], const double a1[3], co
     ll_pair(&pr, x, a0, a1, b0, b1);
     avi_dist_pair_hessian(&pr, (const double (*)[3])x, H);
     return pr.d;
+}
+
+double avi_pt_distance_hessian(const double x[4][3], double H[12][12])
+{
+    avi_dist_pair q;
+    avi_pt_pair(x, &q);
+    avi_dist_pair_hessian(&q, x, H);
+    return q.d;
+}
+
+double avi_ee_distance_hessian(const double x[4][3], double H[12][12])
+{
+    avi_dist_pair q;
+    avi_ee_pair(x, &q);
+    avi_dist_pair_hessian(&q, x, H);
+    return q.d;
 }

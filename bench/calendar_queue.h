@@ -1,6 +1,7 @@
-/* A calendar queue for periodic clocks: the same (time, id, n) entries and
- * the same order as the 4-ary heap (event_queue.h), with O(1) expected cost
- * per event when the bucket width suits the clocks.
+/* Benchmark-only (bench/queue.c): a calendar queue for periodic clocks, the
+ * same (time, id, n) entries and the same order as the engine's queue
+ * (core/twolevel_queue.h), with O(1) expected cost per event when the
+ * bucket width suits the clocks.
  *
  * Layout (Brown 1988, "Calendar queues", CACM 31(10); the ring is a sliding
  * window like a timing wheel, Varghese & Lauck 1987):
@@ -45,7 +46,7 @@
 #ifndef AVI_CALENDAR_QUEUE_H
 #define AVI_CALENDAR_QUEUE_H
 
-#include "core/event_queue.h"
+#include "core/twolevel_queue.h" /* avi_event, avi_clock_stats */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,21 +55,6 @@
 #define AVI_CQ_OCCUPANCY 1.0
 /* The ring never has more buckets than this per clock (memory bound). */
 #define AVI_CQ_MAX_BUCKETS_PER_ENTRY 2
-
-/* What the queue needs to know about the clocks. */
-typedef struct {
-    size_t count;          /* clocks */
-    double dt_min, dt_max; /* smallest and largest step */
-    double rate;           /* sum of 1/dt: events per unit of time */
-} avi_clock_stats;
-
-static inline void avi_clock_stats_add(avi_clock_stats *s, double dt)
-{
-    if (s->count == 0 || dt < s->dt_min) s->dt_min = dt;
-    if (s->count == 0 || dt > s->dt_max) s->dt_max = dt;
-    s->count++;
-    if (dt > 0) s->rate += 1.0 / dt;
-}
 
 #define AVI_CQ_INLINE 3
 #define AVI_CQ_CHUNK 4
@@ -129,10 +115,6 @@ int avi_cq_remove(avi_calendar_queue *q, double t, uint32_t id);
 int avi_cq_retune(avi_calendar_queue *q, const avi_clock_stats *stats);
 /* Bytes allocated. */
 size_t avi_cq_bytes(const avi_calendar_queue *q);
-
-/* Sorts by (time, id); linear when already sorted, and when tmp (room for
- * n entries, or NULL) lets it merge a few ascending runs. */
-void avi_event_sort(avi_event *a, size_t n, avi_event *tmp);
 
 /* Internal: the out-of-line parts of top and replace_top. */
 void avi_cq_refill_(avi_calendar_queue *q);

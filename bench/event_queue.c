@@ -1,4 +1,4 @@
-#include "core/event_queue.h"
+#include "event_queue.h"
 
 #include <stdlib.h>
 #include <string.h>
