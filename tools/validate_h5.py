@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks that an avi output file follows the layout of DESIGN.md section 3
+"""Checks that an avi output file follows the layout of include/avi/output.h
 (H5MD 1.1, SI units): every group, attribute, dtype, shape, unit, dimension
 scale, hard link, connectivity range and the monotonicity of times.
 

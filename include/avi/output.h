@@ -1,5 +1,5 @@
 /* avi: streaming a run to HDF5 (H5MD 1.1 layout, SI units) and keeping an
- * XDMF 3 sidecar current, as laid out in DESIGN.md section 3.
+ * XDMF 3 sidecar current, laid out as below (README.md, "Output").
  *
  *   /h5md                         version=[1,1]; author{name}; creator{name, version};
  *                                 modules/units{version=[1,0], system="SI"}

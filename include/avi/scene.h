@@ -1,7 +1,7 @@
 /* avi: scenes (YAML files or built-ins), validated into plain structs, and
  * built into a model.
  *
- * The scene keys are a user contract (DESIGN.md section 3). Everything below
+ * The scene keys below are a user contract (README.md, "Scene files"). Everything
  * is checked when loading: unknown keys, duplicate keys, wrong types,
  * missing required keys and out-of-range values are errors with status
  * AVI_ERR_INPUT and a message "file:line: dotted.key: problem" (bodies

@@ -1,4 +1,4 @@
-/* Streaming output to HDF5 in the H5MD 1.1 layout of DESIGN.md section 3. */
+/* Streaming output to HDF5 in the H5MD 1.1 layout of include/avi/output.h. */
 #include "avi/output.h"
 #include "io/hdf5_init.h"
 #include "io/output_files.h"
