@@ -115,18 +115,20 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
     if (n < AVI_GROUP_MIN_SIZE) return 0;
     step_key *key = malloc(n * sizeof *key);
     if (!key) return -1;
-    size_t j = 0;
+    size_t j = 0; /* pinned potentials are not scheduled: no member */
     for (int k = 0; k < AVI_KIND_CONTACT; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             double dt = avi_model_time_step(m, (avi_kind)k, i);
             memcpy(&key[j].dt_bits, &dt, sizeof dt);
             key[j++].id = avi_event_id((unsigned)k, (uint32_t)i);
         }
-    qsort(key, n, sizeof *key, step_key_cmp);
+    size_t nkey = j;
+    qsort(key, nkey, sizeof *key, step_key_cmp);
     /* Count runs of equal steps long enough to group. */
     size_t ngroup = 0, nmember = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && key[b].dt_bits == key[a].dt_bits; b++) {}
+    for (size_t a = 0, b; a < nkey; a = b) {
+        for (b = a + 1; b < nkey && key[b].dt_bits == key[a].dt_bits; b++) {}
         if (b - a >= AVI_GROUP_MIN_SIZE) {
             ngroup++;
             nmember += b - a;
@@ -147,8 +149,8 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
     for (size_t i = 0; i < n; i++) g->group_of[i] = AVI_GROUP_NONE;
     /* Groups in order of step, smallest first; members in id order. */
     uint32_t gi = 0, mi = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && key[b].dt_bits == key[a].dt_bits; b++) {}
+    for (size_t a = 0, b; a < nkey; a = b) {
+        for (b = a + 1; b < nkey && key[b].dt_bits == key[a].dt_bits; b++) {}
         if (b - a < AVI_GROUP_MIN_SIZE) continue;
         avi_clock_group *gr = &g->group[gi];
         memcpy(&gr->dt, &key[a].dt_bits, sizeof gr->dt);

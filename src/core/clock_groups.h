@@ -29,7 +29,10 @@
  * either, and x + (t - tau) v is computed from the same operands in the
  * same order. The kicks stay per member, in member order.
  *
- * Checkpoints keep one entry per potential (avi_groups_expand gives them),
+ * Potentials whose vertices are all pinned have no clock and are in no
+ * group (avi_model_potential_pinned): their events would change nothing.
+ *
+ * Checkpoints keep one entry per scheduled potential (avi_groups_expand gives them),
  * so their format does not depend on the grouping. */
 #ifndef AVI_CLOCK_GROUPS_H
 #define AVI_CLOCK_GROUPS_H

@@ -25,7 +25,8 @@ static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
 }
 
 /* Queue sizes from the clocks' steps: one clock per group cursor, one per
- * single potential; contact clocks come and go and are not counted. */
+ * single scheduled potential; contact clocks come and go and are not
+ * counted. */
 static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8_t *grouped)
 {
     const avi_model *m = e->model;
@@ -35,6 +36,7 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
         if (!grouped || grouped[k]) avi_clock_stats_add(stats, g->group[k].dt);
     for (int k = 0; k < AVI_KIND_CONTACT; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             uint32_t gi = avi_group_of(g, avi_event_id((unsigned)k, (uint32_t)i));
             if (gi == AVI_GROUP_NONE || (grouped && !grouped[gi]))
                 avi_clock_stats_add(stats, avi_model_time_step(m, (avi_kind)k, i));
@@ -87,7 +89,8 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
     size_t l2 = l2_bytes();
     e->prefetch = working_set_bytes(m) > l2 / 2;
     e->drift_all_max = (uint32_t)(l2 / 4 / sizeof *m->vert);
-    /* Every clock starts at t0 = 0 with n = 0; a group's cursor at its first member. */
+    /* Every clock starts at t0 = 0 with n = 0; a group's cursor at its first
+     * member. Pinned potentials get no clock (avi_model_potential_pinned). */
     const avi_clock_groups *g = &e->groups;
     for (uint32_t k = 0; k < g->ngroup; k++) {
         avi_event ev = {0.0, g->member[g->group[k].first], AVI_GROUP_CURSOR};
@@ -98,6 +101,7 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         for (size_t i = 0; i < counts[k]; i++) {
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
+            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             if (avi_group_of(g, ev.id) == AVI_GROUP_NONE && avi_tl_push(&e->queue, ev)) goto oom;
         }
     return e;
@@ -168,11 +172,14 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
         if (members[gi]++ == 0) first[gi] = ev[i];
         else if (first[gi].t != ev[i].t || first[gi].n != ev[i].n) consistent[gi] = 0;
     }
-    for (size_t i = 0; i < o; i++)
-        if (!seen[i]) {
-            rc = avi_error_set(err, AVI_ERR_INPUT, "potential %zu has no clock", i);
-            goto done;
-        }
+    /* Every scheduled potential has its clock; a pinned one needs none (a
+     * checkpoint of a build that scheduled them has one: it is dropped). */
+    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++)
+            if (!seen[offset[k] + i] && !avi_model_potential_pinned(m, (avi_kind)k, i)) {
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s %zu has no clock", avi_kind_name((avi_kind)k), i);
+                goto done;
+            }
     /* A group whose members are not all at one (t, n) (the middle of a
      * tick) keeps one clock per member. */
     avi_clock_stats stats;
@@ -192,6 +199,9 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
         e->ncursor_members += g->group[k].count;
     }
     for (size_t i = 0; i < n && rc == AVI_OK; i++) {
+        unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
+        if (kind < AVI_KIND_CONTACT && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
+            continue;
         uint32_t gi = avi_group_of(g, ev[i].id);
         if ((gi == AVI_GROUP_NONE || !consistent[gi]) && avi_tl_push(&e->queue, ev[i]))
             rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");

@@ -92,6 +92,19 @@ static inline int avi_model_stencil(const avi_model *m, avi_kind kind, size_t i,
     }
 }
 
+/* 1 when every vertex of potential i's stencil is pinned (after
+ * finalizing: inverse mass 0, velocity 0). Its events would drift nothing
+ * and kick nothing, so the engine does not schedule it (no queue entry, no
+ * clock group member); its energy, constant, is still observed. */
+static inline int avi_model_potential_pinned(const avi_model *m, avi_kind kind, size_t i)
+{
+    const uint32_t *v;
+    int n = avi_model_stencil(m, kind, i, &v);
+    for (int a = 0; a < n; a++)
+        if (m->vert[v[a]].inv_mass != 0.0) return 0;
+    return n > 0;
+}
+
 /* Sets the model's error (printf-style) and returns -1. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

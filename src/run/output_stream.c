@@ -2,6 +2,8 @@
  * and one worker thread (consumer); see src/run/output_stream.h. */
 #include "run/output_stream.h"
 
+#include "core/model_internal.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -47,6 +49,12 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+size_t avi_output_stream_snapshot_bytes(const avi_model *model)
+{
+    size_t nv = avi_model_vertex_count(model);
+    return (nv ? nv : 1) * (sizeof(avi_vertex) + 3 * sizeof(double)) + 64 + sizeof(avi_observation);
+}
+
 avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, int threaded, avi_output_fn fn,
                                             void *user)
 {
@@ -56,8 +64,7 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
     s->user = user;
     s->threaded = threaded;
     if (slots <= 0) {
-        size_t bytes = (avi_model_vertex_count(model) + 1) * 64;
-        size_t fit = ((size_t)256 << 20) / bytes;
+        size_t fit = AVI_OUTPUT_STREAM_BUDGET / avi_output_stream_snapshot_bytes(model);
         slots = fit < 1 ? 1 : fit > 8 ? 8 : (int)fit;
     }
     if (!threaded) slots = 1;
@@ -94,6 +101,8 @@ fail:
     avi_output_stream_destroy(s);
     return NULL;
 }
+
+int avi_output_stream_slots(const avi_output_stream *s) { return s->nslot; }
 
 int avi_output_stream_push(avi_output_stream *s, const avi_engine *e, double t, int kind)
 {

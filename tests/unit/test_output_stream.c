@@ -165,6 +165,35 @@ START_TEST(test_failure_stops_at_item)
 }
 END_TEST
 
+static int noop_fn(void *user, int kind, avi_snapshot *snapshot, int queued) { return 0; }
+
+/* A stream picking its own count keeps its snapshots within
+ * AVI_OUTPUT_STREAM_BUDGET bytes: 8 for a small model, one for a model whose
+ * snapshot alone exceeds the budget (100k-tet bar: 18 785 vertices). */
+static int picked_slots(size_t nv)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "cloud");
+    for (size_t i = 0; i < nv; i++) avi_model_add_vertex(m, b, (double[3]){(double)i, 0.0, 0.0});
+    avi_output_stream *s = avi_output_stream_create(m, 0, 1, noop_fn, NULL);
+    ck_assert_ptr_nonnull(s);
+    int n = avi_output_stream_slots(s);
+    ck_assert_int_ge(n, 1);
+    ck_assert_uint_le((size_t)n * avi_output_stream_snapshot_bytes(m),
+                      n == 1 ? avi_output_stream_snapshot_bytes(m) : AVI_OUTPUT_STREAM_BUDGET);
+    avi_output_stream_destroy(s);
+    avi_model_destroy(m);
+    return n;
+}
+
+START_TEST(test_slots_bounded_by_bytes)
+{
+    ck_assert_int_eq(picked_slots(1000), 8);
+    ck_assert_int_eq(picked_slots(18785), 1);
+    ck_assert_int_eq(picked_slots(8000), 2);
+}
+END_TEST
+
 static Suite *output_stream_suite(void)
 {
     Suite *s = suite_create("output_stream");
@@ -172,6 +201,7 @@ static Suite *output_stream_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_stream_matches_in_process);
     tcase_add_test(tc, test_failure_stops_at_item);
+    tcase_add_test(tc, test_slots_bounded_by_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
