@@ -74,7 +74,7 @@ AVI_LIBS  = $(DEP_LIBS) -lm -pthread $(LDLIBS)
 # may need the library.
 LINK_INPUTS = $(filter-out %.a,$^) $(filter %.a,$^)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c src/run/*.c))
+LIB_SRC  := $(sort $(wildcard src/base/*.c src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c src/run/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))

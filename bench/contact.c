@@ -103,9 +103,9 @@ static int stepped_run(avi_engine *e, double end, double dt_obs, measured *r)
     double w0 = bench_now(), c0 = cpu_now();
     for (;;) {
         double t_obs = fmin((double)k_obs * dt_obs, end);
-        double stop = fmin(cm->next_run, t_obs);
+        double stop = fmin(cm->clock.next_run, t_obs);
         if (avi_engine_advance(e, stop)) return -1;
-        if (cm->next_run == stop && stop < end) {
+        if (cm->clock.next_run == stop && stop < end) {
             double c1 = cpu_now();
             if (avi_contact_run(e, stop)) return -1;
             r->manager_cpu += cpu_now() - c1;

@@ -119,7 +119,7 @@ static int run(const char *label, const char **sets, size_t nsets, double *h_min
            (unsigned long long)avi_engine_event_count(e, AVI_KIND_CONTACT), wall, cpu,
            (double)avi_engine_events_total(e) / cpu, slope, slope * sc.end_time, p2p, s.p_err, s.l_err, s.dmin,
            sc.contact.inner_thickness, dt_elastic, dt_contact, cm ? (unsigned long long)cm->activations : 0ull,
-           cm ? (unsigned long long)cm->runs : 0ull, cm ? (unsigned long long)cm->speed_triggers : 0ull);
+           cm ? (unsigned long long)cm->runs : 0ull, cm ? (unsigned long long)cm->clock.speed_triggers : 0ull);
     fflush(stdout);
     free(s.t);
     free(s.e);

@@ -1,7 +1,7 @@
 /* The contact manager: activation and retirement of nested penalty layers
  * (Harmon, Vouga, Smith, Tamstorf, Grinspun 2009), see contact_manager.h. */
 #include "contact/contact_manager.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -122,7 +122,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     if (!isfinite(dt_min)) dt_min = im_max > 0.0 ? 2.0 * cm->safety / sqrt(cm->k1 * im_max) : 1.0;
     cm->window_max = 100.0 * dt_min;
     cm->free_slot = AVI_NO_SLOT;
-    cm->next_run = 0.0;
+    cm->clock.next_run = 0.0;
     cm->dt_min = INFINITY;
     cm->coarse_until = -INFINITY;
     return cm;
@@ -420,7 +420,7 @@ int avi_contact_run(avi_engine *e, double t)
     }
     double margin = MARGIN_FRACTION * cm->eta1;
     cm->vcap = fmax(SPEED_HEADROOM * sqrt(vmax2), margin / (2.0 * cm->window_max));
-    cm->vcap2 = cm->vcap * cm->vcap;
+    cm->clock.vcap2 = cm->vcap * cm->vcap;
     double window = margin / (2.0 * cm->vcap);
     double r = cm->eta1 + margin;
 
@@ -461,7 +461,7 @@ int avi_contact_run(avi_engine *e, double t)
     }
     cm->nst = keep;
     if (hash_rebuild(cm, cm->nst)) return fail(e, "out of memory");
-    cm->next_run = t + window;
+    cm->clock.next_run = t + window;
     return AVI_OK;
 }
 
@@ -504,9 +504,9 @@ int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double
             q->v[0] -= sc * gd[a][0];
             q->v[1] -= sc * gd[a][1];
             q->v[2] -= sc * gd[a][2];
-            if (v3_dot(q->v, q->v) > cm->vcap2 && cm->next_run > t) {
-                cm->next_run = t;
-                cm->speed_triggers++;
+            if (v3_dot(q->v, q->v) > cm->clock.vcap2 && cm->clock.next_run > t) {
+                cm->clock.next_run = t;
+                cm->clock.speed_triggers++;
             }
         }
     }

@@ -32,6 +32,9 @@ typedef struct {
 } avi_contact_stencil;
 
 typedef struct avi_contact_manager {
+    /* First: what the engine's event loop reads (core/engine_internal.h):
+     * next_run, the speed cap's square vcap2, speed_triggers. */
+    avi_contact_clock clock;
     /* contact-eligible primitives (model vertex indices) */
     uint32_t *points;
     size_t npoints;
@@ -54,7 +57,6 @@ typedef struct avi_contact_manager {
     uint32_t *hash;       /* stencil index + 1, open addressing */
     size_t hash_cap;
 
-    double next_run;      /* time of the next manager run */
     /* Candidate pairs within a wider radius, kept for several runs (a
      * Verlet list), sorted by (a, b) so that the order of activations does
      * not depend on when the list was built. */
@@ -63,13 +65,13 @@ typedef struct avi_contact_manager {
     size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
     double coarse_until, coarse_vcap;
     uint64_t coarse_builds;
-    double vcap, vcap2;
+    double vcap;          /* speed cap (its square: clock.vcap2) */
     uint32_t epoch;
     double (*x)[3];       /* scratch: positions at the run's time */
     avi_broad_phase bp;
 
     /* counters */
-    uint64_t runs, speed_triggers, activations, retirements;
+    uint64_t runs, activations, retirements; /* speed triggers: clock */
     double dt_min;        /* smallest layer step used so far */
 } avi_contact_manager;
 

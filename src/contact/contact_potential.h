@@ -8,13 +8,11 @@
 #include <stdint.h>
 
 #include "contact/distance_edge_edge.h"
+#include "core/model_internal.h" /* AVI_CONTACT_VALENCE */
 #include "contact/distance_point_triangle.h"
 
 enum { AVI_STENCIL_VF = 0, AVI_STENCIL_EE = 1 };
 
-/* How many contact stencils the step and stiffness rules assume may press
- * on one vertex at once; see stencil_dt1 and the automatic stiffness. */
-#define AVI_CONTACT_VALENCE 16.0
 #define AVI_NO_SLOT UINT32_MAX
 
 typedef struct {

@@ -14,7 +14,7 @@
 #ifndef AVI_DISTANCE_PRIMITIVES_H
 #define AVI_DISTANCE_PRIMITIVES_H
 
-#include "core/vec3.h"
+#include "base/vec3.h"
 
 /* Closest-point pair over a stencil of (at most) four points x[0..3]. */
 typedef struct {

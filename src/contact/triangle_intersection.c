@@ -1,7 +1,7 @@
 /* Triangle-triangle intersection with exact signs; see the header. */
 #include "contact/triangle_intersection.h"
 #include "contact/box_pairs.h"
-#include "core/orientation.h"
+#include "base/orientation.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Whether two triangles of a mesh (or of two meshes sharing one vertex
  * array) intersect other than where a mesh lets them meet, decided with
- * exact predicates (core/orientation.h), so flat meshes and touching
+ * exact predicates (base/orientation.h), so flat meshes and touching
  * triangles get the right answer.
  *
  * Triangles are closed sets and must not be degenerate (zero area).

@@ -1,9 +1,8 @@
 /* The AVI event loop (Lew, Marsden, Ortiz, West 2003): pop the earliest
  * potential, drift its stencil to the event time, kick, reschedule. */
 #include "core/engine_internal.h"
-#include "contact/contact_manager.h"
-#include "core/error.h"
-#include "sync/damping.h"
+#include "base/error.h"
+#include "core/damping.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -79,10 +78,11 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
     if (avi_groups_build(&e->groups, m)) goto oom;
     queue_stats(e, &stats, NULL);
     if (avi_tl_init(&e->queue, stats.count, stats.count ? &stats : NULL)) goto oom;
-    if (m->has_contact && !(e->contact = avi_contact_create(m, err))) {
+    if (m->has_contact && !(e->contact = m->contact_ops->create(m, err))) {
         avi_engine_destroy(e);
         return NULL;
     }
+    e->contact_clock = (avi_contact_clock *)e->contact; /* its first member */
     /* Prefetching pays once the working set leaves the L2 cache; below,
      * its instructions are pure cost (bench/README.md, graded meshes). Half
      * the L2 leaves room for the queue and the groups. */
@@ -219,8 +219,8 @@ done:
 void avi_engine_destroy(avi_engine *e)
 {
     if (!e) return;
-    if (e->sync) avi_sync_destroy(e->sync);
-    avi_contact_destroy(e->contact);
+    if (e->sync) e->stepper->destroy(e->sync);
+    if (e->contact) e->model->contact_ops->destroy(e->contact);
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
     free(e->tie);
@@ -490,7 +490,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
 
 /* A vertex faster than the contact manager's speed cap voids its
  * look-ahead: the manager runs before the next event. */
-static inline void check_speed(struct avi_contact_manager *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
+static inline void check_speed(avi_contact_clock *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
 {
     for (int a = 0; a < n; a++)
         if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > t) {
@@ -528,7 +528,7 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
 {
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
-    struct avi_contact_manager *cm = e->contact;
+    avi_contact_clock *cm = e->contact_clock;
     const double kd = e->damping;
     const int prefetch = e->prefetch;
     uint32_t pos = *pos_io;
@@ -718,13 +718,13 @@ static int run_tie(avi_engine *e, uint64_t *counts)
 
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
-    if (e->sync) return avi_sync_advance(e, t_stop);
+    if (e->sync) return e->stepper->advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_twolevel_queue *q = &e->queue;
     avi_clock_groups *groups = &e->groups;
     const double kd = e->damping;
-    struct avi_contact_manager *cm = e->contact;
+    avi_contact_clock *cm = e->contact_clock;
     const int prefetch = e->prefetch;
     const uint32_t drift_all_max = e->drift_all_max;
     uint64_t counts[AVI_KIND_COUNT] = {0};
@@ -733,7 +733,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     for (;;) {
         /* The contact manager runs before any potential event at its time. */
         if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_tl_top(q)->t)) {
-            rc = avi_contact_run(e, cm->next_run);
+            rc = m->contact_ops->run(e, cm->next_run);
             if (rc != AVI_OK) goto out;
             continue;
         }
@@ -794,7 +794,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
              * take the top. */
             double next;
             avi_tl_pop(q, &ev);
-            int r = avi_contact_event(e, i, ev.t, ev.n, &next);
+            int r = m->contact_ops->event(e, i, ev.t, ev.n, &next);
             if (r < 0) {
                 rc = AVI_ERR_RUN;
                 goto out;

@@ -20,12 +20,45 @@ typedef struct {
 } avi_observer;
 
 struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
+
+/* A synchronous integrator steps the same state with one global step; the
+ * engine hands its advances and its destruction to these (src/sync sets
+ * them, so that the engine needs nothing of src/sync). */
+typedef struct {
+    int (*advance)(avi_engine *e, double t);
+    void (*destroy)(struct avi_sync *s);
+} avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
+
+/* What the event loop reads of the contact handler: it runs before any
+ * event at or after next_run, and a kicked vertex faster than its speed cap
+ * (|v|^2 > vcap2) brings that run forward. The handler's state begins with
+ * it. */
+typedef struct {
+    double next_run, vcap2;
+    uint64_t speed_triggers;
+} avi_contact_clock;
+
+/* The contact handler (src/contact/contact_manager.c), reached through the
+ * model that enabled it (avi_model_set_contact), so that the engine needs
+ * nothing of src/contact. */
+typedef struct avi_contact_ops {
+    struct avi_contact_manager *(*create)(const avi_model *m, avi_error *err);
+    void (*destroy)(struct avi_contact_manager *cm);
+    /* the manager's run at t: activation and retirement of layer 1 */
+    int (*run)(avi_engine *e, double t);
+    /* the event of contact potential `slot`: 0 rescheduled at *next, 1
+     * retired, 2 dropped without an event; a negative status on failure */
+    int (*event)(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next);
+    void (*observe)(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+} avi_contact_ops;
 
 struct avi_engine {
     avi_model *model;
     struct avi_sync *sync;
+    const avi_stepper_ops *stepper; /* set with sync */
     struct avi_contact_manager *contact;
+    avi_contact_clock *contact_clock; /* the manager's first member */
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
@@ -176,10 +209,5 @@ static inline double avi_kick(avi_vertex *V, const uint32_t *idx, int n, double 
     return sum;
 #endif
 }
-
-/* Synchronous integrators advance the same model state (x at tau = t_k, v)
- * with one global step; they implement these (src/sync/). */
-int avi_sync_advance(avi_engine *e, double t);
-void avi_sync_destroy(struct avi_sync *s);
 
 #endif

@@ -393,23 +393,6 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
     return 0;
 }
 
-int avi_model_set_contact(avi_model *m, const avi_contact_settings *s)
-{
-    if (not_finalized(m)) return -1;
-    if (!s || !(s->thickness > 0.0) || !isfinite(s->thickness))
-        return avi_model_fail(m, AVI_ERR_INPUT, "contact.thickness must be positive and finite");
-    if (!(s->inner_thickness > 0.0) || !(s->inner_thickness < s->thickness))
-        return avi_model_fail(m, AVI_ERR_INPUT, "contact.inner_thickness must be in (0, thickness) (got %g)",
-                              s->inner_thickness);
-    if (!(s->stiffness >= 0.0) || !isfinite(s->stiffness))
-        return avi_model_fail(m, AVI_ERR_INPUT, "contact.stiffness must be positive (got %g)", s->stiffness);
-    if (s->max_layers < 0) return avi_model_fail(m, AVI_ERR_INPUT, "contact.layers must be positive");
-    m->contact = *s;
-    if (m->contact.max_layers == 0) m->contact.max_layers = 4096;
-    m->has_contact = 1;
-    return 0;
-}
-
 int avi_model_add_contact_triangles(avi_model *m, const uint32_t (*tri)[3], size_t n)
 {
     if (not_finalized(m)) return -1;

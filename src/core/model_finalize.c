@@ -1,7 +1,6 @@
 /* Finalizing a model: vertex checks, inverse masses, gravity potentials and
  * every potential's time step. */
 #include "core/model_internal.h"
-#include "contact/contact_potential.h"
 #include "core/time_step.h"
 
 #include <math.h>

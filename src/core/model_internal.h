@@ -13,6 +13,13 @@
 #include "potentials/membrane.h"
 #include "potentials/hinge.h"
 #include "potentials/tet_neohookean.h"
+
+struct avi_contact_ops; /* core/engine_internal.h */
+
+/* How many contact stencils the step and stiffness rules assume may press
+ * on one vertex at once (the automatic stiffness in model_finalize.c, the
+ * layer steps in src/contact). */
+#define AVI_CONTACT_VALENCE 16.0
 #include "potentials/gravity.h"
 
 typedef struct {
@@ -63,6 +70,7 @@ struct avi_model {
 
     /* Contact: settings, eligible triangles (model indices) and points. */
     int has_contact;
+    const struct avi_contact_ops *contact_ops; /* set with contact (src/contact) */
     avi_contact_settings contact;
     double contact_safety;   /* of the time-step rule, for layer steps */
     double contact_fixed_dt; /* > 0: every contact layer's step (per_kind.contact) */

@@ -1,5 +1,4 @@
 /* Observers: read the state at a time T (x + (T - tau) v) without changing it. */
-#include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 
 #include <math.h>
@@ -188,7 +187,8 @@ static void observe_engine_side(const avi_engine *e, double t, avi_observation *
     memset(o, 0, sizeof *o);
     o->time = t;
     o->min_contact_distance = INFINITY;
-    if (e->contact) avi_contact_observe(e, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
+    if (e->contact)
+        e->model->contact_ops->observe(e, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
     for (int k = 0; k < AVI_KIND_COUNT; k++) {
         o->events[k] = e->events[k];
         o->events_total += e->events[k];

@@ -1,6 +1,6 @@
 /* Mesh generators: icosphere, disk, rectangle grid and tetrahedral box. */
 #include "avi/mesh.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/vec3.h"
+#include "base/vec3.h"
 
 static int check_length(const char *gen, const char *name, double v, avi_error *err)
 {

@@ -1,7 +1,7 @@
 /* Resuming: the first rows and frames of an earlier output file, copied
  * value for value into a new writer. */
 #include "avi/output.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/hdf5_init.h"
 
 #include <hdf5.h>

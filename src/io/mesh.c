@@ -1,7 +1,7 @@
 /* Mesh operations: freeing, validation, boundary extraction, jitter,
  * Morton reordering and reading by extension. */
 #include "avi/mesh.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/mesh_file.h"
 
 #include <math.h>
@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "contact/triangle_intersection.h"
-#include "core/vec3.h"
+#include "base/vec3.h"
 
 static int out_of_memory(avi_error *err, const char *what)
 {

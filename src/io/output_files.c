@@ -41,7 +41,7 @@
 #include "io/output_files.h"
 
 #include "avi/output.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/regular_file.h"
 
 #include <errno.h>

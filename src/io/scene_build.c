@@ -3,7 +3,7 @@
 #include "avi/mesh.h"
 #include "avi/scene.h"
 #include "contact/contact_clearance.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/mesh_file.h"
 #include "io/scene_checks.h"
 

@@ -5,7 +5,7 @@
 #define AVI_SCENE_TREE_H
 
 #include "avi/scene.h"
-#include "core/error.h"
+#include "base/error.h"
 
 typedef enum { YN_SCALAR, YN_SEQ, YN_MAP } yn_kind;
 

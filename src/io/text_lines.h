@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "avi/types.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/sha256.h"
 
 typedef struct {

@@ -1,7 +1,7 @@
 /* XDMF 3 sidecar: lets ParaView open an output file as a time series of
  * meshes whose geometry is read straight from the HDF5 frames. */
 #include "avi/output.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/output_files.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #define AVI_HINGE_H
 
 #include <stdint.h>
-#include "core/vec3.h"
+#include "base/vec3.h"
 #include "avi/model.h"
 
 typedef struct {

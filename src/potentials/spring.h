@@ -3,7 +3,7 @@
 #define AVI_SPRING_H
 
 #include <stdint.h>
-#include "core/vec3.h"
+#include "base/vec3.h"
 
 typedef struct {
     uint32_t v[2];

@@ -5,7 +5,7 @@
 #define AVI_TET_NEOHOOKEAN_H
 
 #include <stdint.h>
-#include "core/vec3.h"
+#include "base/vec3.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>

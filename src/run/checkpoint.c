@@ -1,7 +1,7 @@
 /* Checkpoints: the engine's complete state in an HDF5 file (see
  * src/run/checkpoint.h). */
 #include "run/checkpoint.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/output_files.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
@@ -236,9 +236,9 @@ static int write_contact(hid_t f, const avi_contact_manager *cm)
 #undef U32
 #undef F64
 #undef U8
-    uint64_t c[8] = {cm->free_slot, cm->alive, cm->epoch, cm->runs, cm->speed_triggers, cm->activations,
+    uint64_t c[8] = {cm->free_slot, cm->alive, cm->epoch, cm->runs, cm->clock.speed_triggers, cm->activations,
                      cm->retirements, 0};
-    double s[3] = {cm->next_run, cm->vcap, cm->vcap2};
+    double s[3] = {cm->clock.next_run, cm->vcap, cm->clock.vcap2};
     if (!rc) rc = put1(g, "counters", H5T_NATIVE_UINT64, 7, 1, c);
     if (!rc) rc = put1(g, "clocks", H5T_NATIVE_DOUBLE, 3, 1, s);
     free(u);
@@ -487,12 +487,12 @@ static int read_contact(hid_t f, avi_contact_manager *cm)
         cm->alive = (size_t)c[1];
         cm->epoch = (uint32_t)c[2];
         cm->runs = c[3];
-        cm->speed_triggers = c[4];
+        cm->clock.speed_triggers = c[4];
         cm->activations = c[5];
         cm->retirements = c[6];
-        cm->next_run = s[0];
+        cm->clock.next_run = s[0];
         cm->vcap = s[1];
-        cm->vcap2 = s[2];
+        cm->clock.vcap2 = s[2];
         rc = avi_contact_reindex(cm);
     }
     free(u);
@@ -623,7 +623,7 @@ static int check_contact(const char *path, const avi_contact_manager *cm, size_t
         for (int a = 0; a < 4; a++) bad |= st->v[a] >= nv;
         if (bad) return implausible(err, path, "contact stencil %zu is inconsistent", i);
     }
-    if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot || !isfinite(cm->next_run))
+    if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot || !isfinite(cm->clock.next_run))
         return implausible(err, path, "the contact manager's counters are inconsistent");
     return AVI_OK;
 }

@@ -1,7 +1,7 @@
 /* The input files of a run, recorded in its checkpoints and checked again
  * by `avi resume` (src/run/checkpoint.h). */
 #include "run/checkpoint.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/sha256.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #include "avi/engine.h"
 #include "avi/output.h"
 #include "avi/sync.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "io/output_files.h"
 #include "run/blow_up.h"
 #include "run/checkpoint.h"

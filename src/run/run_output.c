@@ -1,6 +1,6 @@
 #include "run/run_output.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

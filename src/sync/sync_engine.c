@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int sync_advance(avi_engine *e, double t_stop);
+static void sync_destroy(struct avi_sync *s);
+static const avi_stepper_ops stepper = {sync_advance, sync_destroy};
+
 avi_sync_options avi_default_sync_options(void)
 {
     avi_sync_options o;
@@ -89,6 +93,7 @@ avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, av
     }
     e->model = m;
     e->sync = s;
+    e->stepper = &stepper;
     e->damping = o.damping;
     avi_error local;
     if (avi_constraints_init(&s->con, o.constraints, o.constraint_count, m, &local)) {
@@ -116,7 +121,7 @@ avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, av
     return e;
 }
 
-void avi_sync_destroy(struct avi_sync *s)
+static void sync_destroy(struct avi_sync *s)
 {
     if (!s) return;
     avi_sync_matrix_destroy(s->A);
@@ -146,7 +151,7 @@ void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
     else memset(out, 0, sizeof *out);
 }
 
-int avi_sync_advance(avi_engine *e, double t_stop)
+static int sync_advance(avi_engine *e, double t_stop)
 {
     struct avi_sync *s = e->sync;
     double h = s->opt.h;

@@ -4,7 +4,7 @@
 
 #include "avi/sync.h"
 #include "core/engine_internal.h"
-#include "sync/damping.h"
+#include "core/damping.h"
 
 /* A symmetric matrix over the model's vertices in 3x3 blocks: one block per
  * vertex pair sharing a potential (row <= column), sorted by (column, row).

@@ -465,7 +465,7 @@ START_TEST(test_groups_with_contact)
     ck_assert_uint_gt(avi_engine_event_count(e[0], AVI_KIND_CONTACT), 0);
     ck_assert_uint_gt(e[0]->group_splits, 0);
     printf("contact: %llu group ticks cut, %llu speed triggers\n", (unsigned long long)e[0]->group_splits,
-           (unsigned long long)e[0]->contact->speed_triggers);
+           (unsigned long long)e[0]->contact->clock.speed_triggers);
     for (int c = 0; c < 2; c++) {
         avi_engine_destroy(e[c]);
         avi_model_destroy(m[c]);

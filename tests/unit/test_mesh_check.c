@@ -7,7 +7,7 @@
 #include "check_main.h"
 #include "contact/contact_clearance.h"
 #include "contact/box_pairs.h"
-#include "core/orientation.h"
+#include "base/orientation.h"
 #include "contact/triangle_intersection.h"
 
 #include <math.h>

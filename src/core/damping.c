@@ -1,6 +1,6 @@
 /* Damping potentials D(A, B) = V(B; rest := A) (Kharevych et al. 2006,
  * section 5.2) and the elastic potentials' values behind one interface. */
-#include "sync/damping.h"
+#include "core/damping.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Exact orientation signs: error-bounded float filter, then expansions. */
-#include "core/orientation.h"
+#include "base/orientation.h"
 
 #include <float.h>
 #include <math.h>
