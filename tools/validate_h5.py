@@ -291,7 +291,7 @@ class Checker:
             if ds is not None:
                 if ds.dtype.kind not in "SOU" or ds.shape != ():
                     self.problem(f"{ds.name}: not a scalar string")
-                elif name == "started" and not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", text(ds[()]) or ""):
+                elif name == "started" and not re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?", text(ds[()]) or ""):
                     self.problem(f"{ds.name}: {text(ds[()])!r} is not ISO 8601 UTC (YYYY-MM-DDTHH:MM:SSZ)")
                 self.units(ds, "")
         for name in PARAMETER_SECONDS:

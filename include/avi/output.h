@@ -80,7 +80,7 @@ typedef struct {
     size_t potential_count[AVI_KIND_COUNT];
     double dt_min[AVI_KIND_COUNT], dt_max[AVI_KIND_COUNT]; /* s; 0 when the kind has none */
     size_t vertex_count;       /* all vertices of the model; frames pass this many */
-    /* Provenance (/parameters); NULL stored as "". A resumed run keeps the
+    /* Provenance (/parameters); NULL stored as "" (avi_run fills them). A resumed run keeps the
      * first run's four and appends a line to `resumed`. */
     const char *command_line;  /* argv, shell-quoted */
     const char *started;       /* ISO 8601 UTC */
