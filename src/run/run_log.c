@@ -98,7 +98,9 @@ void avi_run_log_progress(avi_run_log *lg, FILE *f, double now, double elapsed, 
         fprintf(f, "avi: %s  %s  %llu events  %s  elapsed %s  %s\n", pct, tt, (unsigned long long)events, ev, el,
                 eta);
     } else {
-        /* Most telling first: a narrow terminal keeps the percentage. */
+        /* Most telling first: a narrow terminal keeps the percentage and
+         * the ETA, and the time without the end (the percentage says it). */
+        if (lg->width < 64) snprintf(tt, sizeof tt, "t = %.4g s", t);
         const char *fields[] = {pct, eta, tt, ev};
         char line[256];
         avi_run_log_fit(fields, 4, lg->width, line, sizeof line);
