@@ -38,7 +38,7 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
     if (lg->mode != AVI_PROGRESS_LOG) return;
     fprintf(f, "avi: %s scene %s, integrator %s, t = %g s to %g s\n", t0 > 0.0 ? "resuming" : "running",
             L->scene_name, L->integrator, t0, L->end_time);
-    fprintf(f, "avi:   %d bodies, %zu vertices:", L->body_count, L->vertex_count);
+    fprintf(f, "avi:   %d %s, %zu vertices:", L->body_count, L->body_count == 1 ? "body" : "bodies", L->vertex_count);
     for (int b = 0; b < L->body_count; b++)
         fprintf(f, "%s %s (%zu)", b ? "," : "", L->bodies[b].name, L->bodies[b].vertex_count);
     fputc('\n', f);
@@ -51,8 +51,8 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
     char size[32];
     human_bytes(rows * (double)avi_h5_row_bytes() + frames * avi_h5_frame_bytes(L->vertex_count, L->body_count),
                 size, sizeof size);
-    fprintf(f, "avi:   output %s: %.0f rows (every %g s), %.0f frames (every %g s), %.0f checkpoints, about %s\n",
-            L->path, rows, L->energy_every, frames, L->frame_every, ckpt + 1.0, size);
+    fprintf(f, "avi:   output %s: %.0f rows (every %g s), %.0f frames (every %g s), %.0f checkpoint%s, about %s\n",
+            L->path, rows, L->energy_every, frames, L->frame_every, ckpt + 1.0, ckpt > 0.0 ? "s" : "", size);
     fflush(f);
 }
 
