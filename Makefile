@@ -125,6 +125,20 @@ deps:
 	  fi; \
 	fi
 
+# /parameters/build: provenance.c alone gets the commit (git describe, or
+# "unknown" outside git) and its tree's flags; $(B)/gen/build_commit
+# changes with the commit, so the object is rebuilt then.
+GIT_DESCRIBE := $(or $(shell git describe --always --dirty 2>/dev/null),unknown)
+build_info = -DAVI_BUILD_COMMIT='"$(GIT_DESCRIBE)"' -DAVI_BUILD_FLAGS='"$(strip $(subst ',,$(subst ",,$(1))))"'
+$(B)/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH) $(CFLAGS))
+$(SAN)/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(SAN_FLAGS))
+$(B)-clang/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH))
+$(B)-noarch/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT))
+$(foreach t,$(B) $(B)-san $(B)-clang $(B)-noarch,$(t)/src/run/provenance.o): $(B)/gen/build_commit
+$(B)/gen/build_commit: FORCE
+	@mkdir -p $(dir $@); echo '$(GIT_DESCRIBE)' | cmp -s - $@ || echo '$(GIT_DESCRIBE)' > $@
+.PHONY: FORCE
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@

@@ -9,6 +9,7 @@ Exits 0 when the file is valid, 1 with one problem per line otherwise, 2 when
 the file cannot be opened. A file still being written is read in SWMR mode.
 """
 import argparse
+import re
 import sys
 
 import h5py
@@ -31,7 +32,8 @@ OBSERVABLES = {
     "events_by_kind": (len(KINDS), True, "1"),
 }
 
-PARAMETER_TEXT = ["scene", "scene_resolved", "scene_name", "integrator", "program_version"]
+PARAMETER_TEXT = ["scene", "scene_resolved", "scene_name", "integrator", "program_version",
+                  "command_line", "started", "host", "build", "resumed"]
 PARAMETER_SECONDS = ["end_time", "energy_every", "frame_every"]
 
 
@@ -289,6 +291,8 @@ class Checker:
             if ds is not None:
                 if ds.dtype.kind not in "SOU" or ds.shape != ():
                     self.problem(f"{ds.name}: not a scalar string")
+                elif name == "started" and not re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?", text(ds[()]) or ""):
+                    self.problem(f"{ds.name}: {text(ds[()])!r} is not ISO 8601 UTC (YYYY-MM-DDTHH:MM:SSZ)")
                 self.units(ds, "")
         for name in PARAMETER_SECONDS:
             ds = self.get(f"/parameters/{name}", "dataset")

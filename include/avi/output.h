@@ -15,6 +15,13 @@
  *                                 (attribute kinds) counts events per potential kind.
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
+ *                                 command_line (argv, shell-quoted; "" from a library
+ *                                 caller that gives none), started (ISO 8601 UTC,
+ *                                 "2026-01-31T12:00:00Z"), host, build ("avi VERSION;
+ *                                 commit DESCRIBE|unknown; COMPILER VERSION; flags ...");
+ *                                 on resume these four stay the first run's and
+ *                                 resumed gets a line "STARTED HOST COMMAND_LINE" per
+ *                                 resume ("" when never resumed),
  *                                 vertex_count, time_step/{kind, min, max, count},
  *                                 completion (scalar string: while running, and in a
  *                                 file killed before it closed, fixed-length 64 bytes
@@ -73,6 +80,13 @@ typedef struct {
     size_t potential_count[AVI_KIND_COUNT];
     double dt_min[AVI_KIND_COUNT], dt_max[AVI_KIND_COUNT]; /* s; 0 when the kind has none */
     size_t vertex_count;       /* all vertices of the model; frames pass this many */
+    /* Provenance (/parameters); NULL stored as "" (avi_run fills them). A resumed run keeps the
+     * first run's four and appends a line to `resumed`. */
+    const char *command_line;  /* argv, shell-quoted */
+    const char *started;       /* ISO 8601 UTC */
+    const char *host;
+    const char *build;         /* version, commit, compiler, flags */
+    const char *resumed;       /* one line per resume: "STARTED HOST COMMAND_LINE" */
 } avi_h5_layout;
 
 typedef struct avi_h5_writer avi_h5_writer;
@@ -144,6 +158,11 @@ double avi_h5_frame_bytes(size_t vertex_count, int body_count);
  * non-zero with err filled. */
 int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
                        int body_count, size_t vertex_count, avi_error *err);
+
+/* A scalar text dataset of an output file (e.g. "/parameters/started") as
+ * a new string (the caller frees it); "" when the file lacks it, NULL when
+ * the file cannot be opened or memory runs out. */
+char *avi_h5_read_text(const char *path, const char *dataset);
 
 /* `avi info`: prints a summary of an output file (live or finished): scene,
  * integrator, bodies, events, simulated time, relative total-energy drift

@@ -32,15 +32,33 @@
 
 typedef struct avi_run avi_run;
 
+/* What a run prints on stderr while it runs. */
+typedef enum {
+    AVI_PROGRESS_NONE = 0,
+    AVI_PROGRESS_TERMINAL = 1, /* one line redrawn in place, fitted to the
+                                  terminal's width (TIOCGWINSZ, else $COLUMNS) */
+    AVI_PROGRESS_LOG = 2       /* a start banner (scene, integrator, bodies,
+                                  potentials and time steps by kind, output
+                                  plan and size), then a full line every
+                                  progress_every seconds of wall time */
+} avi_progress_mode;
+
 typedef struct {
-    int progress;                 /* draw a progress line on stderr */
+    int progress;                 /* an avi_progress_mode */
+    double progress_every;        /* AVI_PROGRESS_LOG: seconds between lines; <= 0: 10 */
     volatile sig_atomic_t *stop;  /* non-zero asks the run to stop; NULL: never */
     const char *scene_source;     /* the scene as the user named it, recorded in
                                      checkpoints (a resume loads the scene under
                                      this name); NULL: scene->source */
+    const char *command_line;     /* recorded in /parameters/command_line (e.g.
+                                     from avi_command_line); NULL: "" */
 } avi_run_options;
 
-/* No progress line, no stop flag, the scene's own source. */
+/* argv as one string, each word shell-quoted where needed ('...'), for
+ * options.command_line; the caller frees it. NULL when out of memory. */
+char *avi_command_line(int argc, char *const *argv);
+
+/* No progress, no stop flag, the scene's own source, no command line. */
 avi_run_options avi_default_run_options(void);
 
 typedef struct {

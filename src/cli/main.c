@@ -11,32 +11,54 @@
 #include <unistd.h>
 
 
-static const char usage[] =
-    "usage: avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--quiet] [--verbose]\n"
-    "       avi resume OUT.h5 [--set time.end=T] [--quiet] [--verbose]\n"
-    "       avi info OUT.h5 [--verbose]\n"
-    "       avi scenes\n"
-    "       avi --help | --version\n"
-    "\n"
-    "  run     runs SCENE (a YAML file or a built-in name; default sphere-plate)\n"
-    "          and streams energies, momenta and frames to OUT.h5 (default: the\n"
-    "          scene's output.file) with an XDMF sidecar OUT.xmf.\n"
-    "          --set KEY=VALUE overrides a scene key by its dotted path, e.g.\n"
-    "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"
-    "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
-    "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
-    "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
-    "          corrupt checkpoint or a mesh file that changed since the run\n"
-    "          started\n"
-    "  info    prints a summary of an output file\n"
-    "  scenes  lists the built-in scenes\n"
+/* Each command's synopsis and description: `avi --help` prints them all,
+ * `avi COMMAND --help` its own. */
+static const struct {
+    const char *name, *synopsis, *text;
+} commands[] = {
+    {"run", "avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [OPTIONS]",
+     "  run     runs SCENE (a YAML file or a built-in name; default sphere-plate)\n"
+     "          and streams energies, momenta and frames to OUT.h5 (default: the\n"
+     "          scene's output.file) with an XDMF sidecar OUT.xmf.\n"
+     "          --set KEY=VALUE overrides a scene key by its dotted path, e.g.\n"
+     "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"},
+    {"resume", "avi resume OUT.h5 [--set time.end=T] [OPTIONS]",
+     "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
+     "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
+     "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
+     "          corrupt checkpoint or a mesh file that changed since the run\n"
+     "          started\n"},
+    {"info", "avi info OUT.h5 [--verbose]", "  info    prints a summary of an output file\n"},
+    {"scenes", "avi scenes", "  scenes  lists the built-in scenes\n"},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static const char run_options_help[] =
+    "options of run and resume:\n"
+    "  --quiet  prints nothing but errors\n"
+    "  --progress-every S  with stderr not a terminal: a banner, then a progress\n"
+    "          line every S seconds of wall time (default 10, or the environment\n"
+    "          variable AVI_PROGRESS_EVERY); on a terminal: one line redrawn\n"
     "  --verbose  also prints HDF5's own error stack when an HDF5 call fails\n"
-    "          (as does the environment variable AVI_HDF5_ERRORS=1)\n"
-    "\n"
-    "exit status: 0 success, 1 the run failed, 2 bad usage or input,\n"
-    "             130 interrupted (SIGINT / SIGTERM)\n";
+    "          (as does the environment variable AVI_HDF5_ERRORS=1)\n";
+static const char exit_help[] = "\nexit status: 0 success, 1 the run failed, 2 bad usage or input,\n"
+                                "             130 interrupted (SIGINT / SIGTERM)\n";
+
+/* All commands (k < 0) or command k. */
+static void print_usage(FILE *f, int k)
+{
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (k < 0 || i == k) fprintf(f, "%s %s\n", i == 0 || k >= 0 ? "usage:" : "      ", commands[i].synopsis);
+    if (k < 0) fputs("       avi --help | --version | COMMAND --help\n", f);
+    fputc('\n', f);
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (k < 0 || i == k) fputs(commands[i].text, f);
+    if (k <= 1) fputs(run_options_help, f);
+    fputs(exit_help, f);
+}
 
 static volatile sig_atomic_t stop_requested;
+static char *command_line; /* argv as typed, for /parameters/command_line */
 static void on_signal(int sig) { stop_requested = sig; }
 
 /* Runs an opened run to its end time and closes it, saying how it ended:
@@ -68,9 +90,28 @@ static int open_failed(const avi_error *err)
     return err->status ? (int)err->status : AVI_ERR_INPUT;
 }
 
+typedef struct {
+    const char *scene;
+    const char *out;
+    const char **sets;
+    size_t nsets;
+    int quiet;
+    const char *every; /* --progress-every, else $AVI_PROGRESS_EVERY */
+} run_args;
+
+/* Seconds > 0, or -1 with a message. */
+static double progress_every(const char *s)
+{
+    char *end;
+    double v = s ? strtod(s, &end) : 10.0;
+    if (s && (end == s || *end || !(v > 0.0 && v < 1e9)))
+        return fprintf(stderr, "avi: --progress-every / AVI_PROGRESS_EVERY '%s': expected seconds > 0\n", s), -1.0;
+    return v;
+}
+
 /* The handlers go in before the run opens: a signal while it starts stops
  * it at t = 0 with a checkpoint, like one later on. */
-static avi_run_options run_options(int quiet, const char *source)
+static avi_run_options run_options(const run_args *a, const char *source)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -78,19 +119,13 @@ static avi_run_options run_options(int quiet, const char *source)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     avi_run_options o = avi_default_run_options();
-    o.progress = !quiet && isatty(STDERR_FILENO);
+    o.progress = a->quiet ? AVI_PROGRESS_NONE : isatty(STDERR_FILENO) ? AVI_PROGRESS_TERMINAL : AVI_PROGRESS_LOG;
+    o.progress_every = progress_every(a->every);
+    o.command_line = command_line;
     o.stop = &stop_requested;
     o.scene_source = source;
     return o;
 }
-
-typedef struct {
-    const char *scene;
-    const char *out;
-    const char **sets;
-    size_t nsets;
-    int quiet;
-} run_args;
 
 static int parse_run_args(int argc, char **argv, run_args *a)
 {
@@ -109,19 +144,24 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->sets[a->nsets++] = argv[i];
         } else if (!strncmp(s, "--set=", 6)) {
             a->sets[a->nsets++] = s + 6;
+        } else if (!strcmp(s, "--progress-every")) {
+            if (++i >= argc) return fprintf(stderr, "avi: %s needs seconds\n", s), -1;
+            a->every = argv[i];
         } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
             a->quiet = 1;
         } else if (s[0] == '-' && s[1] != '\0') {
-            return fprintf(stderr, "avi: unknown option '%s'\n%s", s, usage), -1;
+            return fprintf(stderr, "avi: unknown option '%s' (avi --help)\n", s), -1;
         } else if (!a->scene) {
             a->scene = s;
         } else {
-            return fprintf(stderr, "avi: unexpected argument '%s'\n%s", s, usage), -1;
+            return fprintf(stderr, "avi: unexpected argument '%s' (avi --help)\n", s), -1;
         }
     }
     for (size_t k = 0; k < a->nsets; k++)
         if (!strchr(a->sets[k], '='))
             return fprintf(stderr, "avi: --set '%s': expected KEY=VALUE\n", a->sets[k]), -1;
+    if (!a->every) a->every = getenv("AVI_PROGRESS_EVERY");
+    if (progress_every(a->every) < 0.0) return -1;
     if (!a->scene) a->scene = "sphere-plate";
     return 0;
 }
@@ -142,7 +182,7 @@ static int cmd_run(int argc, char **argv)
         return err.status ? (int)err.status : AVI_ERR_INPUT;
     }
     free(a.sets);
-    avi_run_options opt = run_options(a.quiet, a.scene);
+    avi_run_options opt = run_options(&a, a.scene);
     avi_run *run = avi_run_open(&scene, a.out ? a.out : scene.output.file, &opt, &err);
     int rc = run ? finish(run, a.quiet) : open_failed(&err);
     avi_scene_free(&scene);
@@ -155,12 +195,12 @@ static int cmd_resume(int argc, char **argv)
 {
     run_args a;
     if (parse_run_args(argc, argv, &a) || a.out || argc == 0 || a.scene == NULL || strcmp(a.scene, "sphere-plate") == 0) {
-        if (a.sets) fprintf(stderr, "usage: avi resume OUT.h5 [--set time.end=T] [--quiet]\n");
+        if (a.sets) print_usage(stderr, 1);
         free(a.sets);
         return AVI_ERR_INPUT;
     }
     avi_error err;
-    avi_run_options opt = run_options(a.quiet, NULL);
+    avi_run_options opt = run_options(&a, NULL);
     avi_run *run = avi_run_open_resume(a.scene, a.sets, a.nsets, &opt, &err);
     free(a.sets);
     return run ? finish(run, a.quiet) : open_failed(&err);
@@ -169,7 +209,7 @@ static int cmd_resume(int argc, char **argv)
 static int cmd_info(int argc, char **argv)
 {
     if (argc != 1) {
-        fprintf(stderr, "avi: info takes one file\n%s", usage);
+        fprintf(stderr, "avi: info takes one file (avi info --help)\n");
         return AVI_ERR_INPUT;
     }
     avi_error err;
@@ -193,6 +233,7 @@ int main(int argc, char **argv)
     /* Past a file-size limit (ulimit -f) a write fails with EFBIG, like on
      * a full disk, instead of the process being killed without a word. */
     signal(SIGXFSZ, SIG_IGN);
+    command_line = avi_command_line(argc, argv);
     /* --verbose anywhere after the command: HDF5's error stack on stderr
      * (read by the HDF5 set-up before HDF5's first call). */
     int kept = 1;
@@ -203,22 +244,25 @@ int main(int argc, char **argv)
     argc = kept;
     argv[argc] = NULL;
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr, -1);
         return AVI_ERR_INPUT;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
+        print_usage(stdout, -1);
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
         printf("avi %s\n", AVI_VERSION_STRING);
         return 0;
     }
+    for (int k = 0; k < N_COMMANDS; k++)
+        for (int i = 2; i < argc && !strcmp(cmd, commands[k].name); i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return print_usage(stdout, k), 0;
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "scenes")) return cmd_scenes();
     if (!strcmp(cmd, "resume")) return cmd_resume(argc - 2, argv + 2);
-    fprintf(stderr, "avi: unknown command '%s'\n%s", cmd, usage);
+    fprintf(stderr, "avi: unknown command '%s' (avi --help)\n", cmd);
     return AVI_ERR_INPUT;
 }

@@ -482,6 +482,11 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
     if (rc == 0) rc = text_dataset(w, pg, "scene_name", L->scene_name);
     if (rc == 0) rc = text_dataset(w, pg, "integrator", L->integrator);
     if (rc == 0) rc = text_dataset(w, pg, "program_version", AVI_VERSION_STRING);
+    if (rc == 0) rc = text_dataset(w, pg, "command_line", L->command_line);
+    if (rc == 0) rc = text_dataset(w, pg, "started", L->started);
+    if (rc == 0) rc = text_dataset(w, pg, "host", L->host);
+    if (rc == 0) rc = text_dataset(w, pg, "build", L->build);
+    if (rc == 0) rc = text_dataset(w, pg, "resumed", L->resumed);
     if (rc == 0) rc = double_dataset(w, pg, "end_time", L->end_time, "s");
     if (rc == 0) rc = double_dataset(w, pg, "energy_every", L->energy_every, "s");
     if (rc == 0) rc = double_dataset(w, pg, "frame_every", L->frame_every, "s");

@@ -11,6 +11,8 @@
 #include "run/checkpoint.h"
 #include "run/output_stream.h"
 #include "run/run_output.h"
+#include "run/run_log.h"
+#include "run/provenance.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,8 +37,11 @@ struct avi_run {
     avi_output_stream *stream; /* rows and frames go through it */
     double (*x)[3], (*v)[3];   /* frame buffers */
     double end_time;
-    int progress;              /* draw a progress line */
-    double wall_start, wall_last_draw;
+    avi_run_log log;           /* banner and progress on stderr */
+    avi_provenance prov;       /* this process's, for /parameters */
+    char *first[4];            /* a resume's: the first run's provenance */
+    char *resumed_text;        /* /parameters/resumed */
+    double wall_start;
     int io_failed;
     char checkpoint[4096];     /* checkpoint path */
     avi_checkpoint_info ckpt;
@@ -51,7 +56,7 @@ struct avi_run {
 
 avi_run_options avi_default_run_options(void)
 {
-    avi_run_options o = {0, NULL, NULL};
+    avi_run_options o = {AVI_PROGRESS_NONE, 0.0, NULL, NULL, NULL};
     return o;
 }
 
@@ -65,16 +70,8 @@ static double wall_now(void)
 static void draw_progress(avi_run *r, double t, int final)
 {
     double now = wall_now();
-    if (!final && now - r->wall_last_draw < 0.2) return;
-    r->wall_last_draw = now;
-    double elapsed = now - r->wall_start;
-    double frac = r->end_time > 0.0 ? t / r->end_time : 1.0;
-    double rate = elapsed > 0.0 ? (double)avi_engine_events_total(r->engine) / elapsed : 0.0;
-    double eta = frac > 0.0 ? elapsed * (1.0 - frac) / frac : 0.0;
-    fprintf(stderr, "\r  t = %.4e s / %.4e s (%5.1f%%)  %.3g events/s  ETA %.0f s   ", t, r->end_time,
-            100.0 * frac, rate, eta);
-    if (final) fputc('\n', stderr);
-    fflush(stderr);
+    avi_run_log_progress(&r->log, stderr, now, now - r->wall_start, t, r->end_time,
+                         avi_engine_events_total(r->engine), final);
 }
 
 /* ------------------------------------------------- the output stream's items */
@@ -126,7 +123,7 @@ static int energy_observer(const avi_engine *e, double t, void *user)
 {
     avi_run *r = user;
     if (avi_output_stream_push(r->stream, e, t, ITEM_ROW)) return AVI_ERR_RUN;
-    if (r->progress) draw_progress(r, t, 0);
+    draw_progress(r, t, 0);
     return 0;
 }
 
@@ -176,6 +173,8 @@ static void run_free(avi_run *r)
     avi_input_files_free(&r->inputs);
     free(r->x);
     free(r->v);
+    for (int k = 0; k < 4; k++) free(r->first[k]);
+    free(r->resumed_text);
     if (r->resumed) {
         avi_scene_free(&r->owned_scene);
         avi_checkpoint_meta_free(&r->meta);
@@ -237,6 +236,36 @@ static int copy_prefix(avi_run *r, size_t keep_rows, size_t keep_frames, avi_err
     return 0;
 }
 
+/* /parameters' provenance: this run's; on resume, the first run's (read
+ * from the earlier output, set aside; this run's where it has none) and a
+ * line for this resume appended to the earlier ones. */
+static int set_provenance(avi_run *r, const avi_run_options *opt, int resume, avi_error *err)
+{
+    avi_provenance *p = &r->prov;
+    avi_provenance_now(p, opt->command_line);
+    avi_h5_layout *L = &r->so.layout;
+    const char *mine[4] = {p->command_line, p->started, p->host, p->build};
+    const char **field[4] = {&L->command_line, &L->started, &L->host, &L->build};
+    static const char *const names[4] = {"/parameters/command_line", "/parameters/started", "/parameters/host",
+                                         "/parameters/build"};
+    const char *old = r->files.path[AVI_OUT_ASIDE];
+    for (int k = 0; k < 4; k++) {
+        r->first[k] = resume ? avi_h5_read_text(old, names[k]) : NULL;
+        *field[k] = r->first[k] && r->first[k][0] ? r->first[k] : mine[k];
+    }
+    L->resumed = "";
+    if (!resume) return 0;
+    char *prev = avi_h5_read_text(old, "/parameters/resumed");
+    size_t n = (prev ? strlen(prev) : 0) + strlen(p->started) + strlen(p->host) + strlen(p->command_line) + 4;
+    r->resumed_text = malloc(n);
+    if (r->resumed_text)
+        snprintf(r->resumed_text, n, "%s%s%s %s %s", prev ? prev : "", prev && prev[0] ? "\n" : "", p->started, p->host,
+                 p->command_line);
+    free(prev);
+    L->resumed = r->resumed_text;
+    return r->resumed_text ? 0 : avi_error_set(err, AVI_ERR_RUN, "out of memory");
+}
+
 /* Every output name is checked and the output locked before anything is
  * built, moved or removed. The scene file (NULL for built-ins and resumes)
  * and the scene's mesh files may not be outputs. */
@@ -256,6 +285,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     r->ckpt.inputs = resume ? &r->meta.inputs : &r->inputs;
     size_t keep_rows = 0, keep_frames = 0;
     if (resume && (rc = restore(r, resume, &keep_rows, &keep_frames, err))) return rc;
+    if ((rc = set_provenance(r, opt, resume != NULL, err))) return rc;
     r->writer = avi_h5_create(&r->so.layout, err);
     if (!r->writer) return err->status = AVI_ERR_RUN;
     if (resume) {
@@ -265,11 +295,12 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     }
     r->end_time = scene->end_time;
     avi_blow_up_init(&r->blow_up, scene);
-    r->progress = opt->progress;
     r->stream = avi_output_stream_create(r->model, 0, 1, write_item, r);
     if (!r->stream) r->stream = avi_output_stream_create(r->model, 1, 0, write_item, r);
     if (!r->stream) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     r->wall_start = wall_now();
+    avi_run_log_init(&r->log, opt, r->wall_start);
+    avi_run_log_banner(&r->log, stderr, &r->so.layout, scene, avi_engine_time(r->engine));
     avi_engine_set_stop_flag(r->engine, opt->stop);
     return 0;
 }
@@ -360,7 +391,7 @@ int avi_run_evolve(avi_run *r, double t_end, avi_error *err)
     /* A failure on the output thread decides the outcome (the engine may
      * have gone on a little after it, but nothing after it was written). */
     if (avi_output_stream_drain(r->stream) && (rc == AVI_OK || rc == AVI_INTERRUPTED)) rc = AVI_ERR_RUN;
-    if (r->progress) draw_progress(r, avi_engine_time(r->engine), 1);
+    draw_progress(r, avi_engine_time(r->engine), 1);
     /* A checkpoint at the end (or where the stop flag stopped the run),
      * from which a resume continues or extends the run. */
     if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !r->io_failed && !r->ckpt_failed && write_checkpoint(r))

@@ -152,6 +152,37 @@ START_TEST(api_stop_flag_interrupts_and_resumes)
 }
 END_TEST
 
+/* The command line a caller gives is recorded, shell-quoted by
+ * avi_command_line; none gives ""; the other provenance is filled. */
+START_TEST(api_records_provenance)
+{
+    char *const argv[] = {"avi", "run", "a b", "it's", "", "x=1,y"};
+    char *cl = avi_command_line(6, argv);
+    ck_assert_str_eq(cl, "avi run 'a b' 'it'\\''s' '' x=1,y");
+    char *dir = tmpdir(), out[128];
+    snprintf(out, sizeof out, "%s/p.h5", dir);
+    avi_run_options opt = avi_default_run_options();
+    opt.command_line = cl;
+    avi_error err;
+    ck_assert_int_eq(api_run(out, NULL, &opt, &err), AVI_OK);
+    char *got = avi_h5_read_text(out, "/parameters/command_line");
+    char *started = avi_h5_read_text(out, "/parameters/started");
+    char *build = avi_h5_read_text(out, "/parameters/build");
+    ck_assert_str_eq(got, cl);
+    ck_assert_uint_eq(strlen(started), 20);
+    ck_assert_ptr_nonnull(strstr(build, AVI_VERSION_STRING));
+    free(got);
+    free(started);
+    free(build);
+    ck_assert_int_eq(api_run(out, NULL, NULL, &err), AVI_OK);
+    got = avi_h5_read_text(out, "/parameters/command_line");
+    ck_assert_str_eq(got, "");
+    free(got);
+    free(cl);
+    rm_dir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("run_api");
@@ -160,6 +191,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, api_run_matches_cli);
     tcase_add_test(tc, api_run_checks_blow_up);
     tcase_add_test(tc, api_stop_flag_interrupts_and_resumes);
+    tcase_add_test(tc, api_records_provenance);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,39 @@
+/* avi: what a run says on stderr while it runs: a start banner and
+ * progress, as full lines for logs or as one line redrawn on a terminal. */
+#ifndef AVI_RUN_LOG_H
+#define AVI_RUN_LOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "avi/output.h"
+#include "avi/run.h"
+#include "avi/scene.h"
+
+typedef struct {
+    int mode;          /* avi_progress_mode */
+    double every;      /* s of wall time between log lines */
+    double last;       /* wall time of the last line drawn */
+    int width;         /* the terminal's columns (AVI_PROGRESS_TERMINAL) */
+} avi_run_log;
+
+/* mode and every from the options (every <= 0: 10 s); the terminal's width
+ * from TIOCGWINSZ on stderr, else $COLUMNS, else 80. */
+void avi_run_log_init(avi_run_log *lg, const avi_run_options *opt, double now);
+
+/* The banner (AVI_PROGRESS_LOG only): scene, integrator, bodies, potentials
+ * and time-step ranges by kind, the output plan with its estimated size;
+ * `t0` > 0 for a resume. */
+void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, const avi_scene *scene, double t0);
+
+/* A progress line when its interval has passed (always when `final`). */
+void avi_run_log_progress(avi_run_log *lg, FILE *f, double now, double elapsed, double t, double end,
+                          uint64_t events, int final);
+
+/* Joins `fields` with two spaces into `out`, in at most `width` - 1
+ * columns (a terminal wraps a line that reaches its last one): the fields
+ * from the first that does not fit on are dropped, and a first field too
+ * long on its own is cut. */
+void avi_run_log_fit(const char *const *fields, int n, int width, char *out, size_t size);
+
+#endif

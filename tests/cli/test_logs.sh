@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Batch logs, the terminal progress line, provenance in /parameters and
+# `avi COMMAND --help` (issue 22).
+set -u
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+bad=0
+fail() { echo "$1"; bad=$((bad + 1)); }
+
+# stderr to a file: a banner, then a progress line per second.
+"$AVI" run sphere-plate --set time.end=2.5e-3 -o "$work/a.h5" --progress-every 1 2>"$work/log"; rc=$?
+[ "$rc" -eq 0 ] || fail "logged run: exit $rc: $(cat "$work/log")"
+for want in "scene sphere-plate" "integrator avi" "1459 vertices" "sphere (642)" "membrane" "hinge" "rows" "frames" "about"; do
+  grep -q "$want" "$work/log" || fail "banner lacks '$want'"
+done
+lines=$(grep -c "%.*events/s" "$work/log")
+[ "$lines" -ge 2 ] || fail "logged run: $lines progress lines, expected at least 2: $(cat "$work/log")"
+grep -q $'\r' "$work/log" && fail "logged run: carriage returns in a log file"
+# The environment variable does the same; a bad value is refused.
+AVI_PROGRESS_EVERY=0.5 "$AVI" run spring-chain --set time.end=0.5 -o "$work/e.h5" 2>"$work/log"; rc=$?
+[ "$rc" -eq 0 ] && grep -q "scene spring-chain" "$work/log" || fail "AVI_PROGRESS_EVERY: exit $rc: $(cat "$work/log")"
+AVI_PROGRESS_EVERY=soon "$AVI" run spring-chain -o "$work/e.h5" 2>"$work/log"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "AVI_PROGRESS_EVERY" "$work/log" || fail "bad AVI_PROGRESS_EVERY: exit $rc: $(cat "$work/log")"
+
+# --quiet: nothing at all on success.
+"$AVI" run spring-chain --set time.end=0.2 -o "$work/q.h5" --quiet --progress-every 0.01 2>"$work/log"; rc=$?
+[ "$rc" -eq 0 ] && [ ! -s "$work/log" ] || fail "--quiet: exit $rc, printed: $(cat "$work/log")"
+
+# A 40-column terminal: the progress line is redrawn and never wraps.
+"$PYTHON" - "$AVI" "$work/t.h5" >"$work/tty" <<'PY' || fail "terminal run: $(cat "$work/tty")"
+import fcntl, os, pty, re, struct, sys, termios
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 40, 0, 0))
+    os.execv(sys.argv[1], [sys.argv[1], "run", "sphere-plate", "--set", "time.end=2e-3", "-o", sys.argv[2]])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+status = os.waitpid(pid, 0)[1]
+text = re.sub(r"\x1b\[K", "", out.decode())
+pieces = [p for p in re.split(r"[\r\n]+", text) if p.strip()]
+progress = [p for p in pieces if "%" in p]
+long = [p for p in progress if len(p) > 40]
+print(f"{len(progress)} progress lines, longest {max(map(len, progress), default=0)} columns")
+sys.exit(1 if status or not progress or long else 0)
+PY
+
+# Provenance.
+"$PYTHON" - "$work/a.h5" <<'PY' || fail "provenance: see above"
+import datetime, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    p = {k: f["parameters"][k][()].decode() for k in ("command_line", "started", "host", "build", "resumed")}
+ok = "run sphere-plate --set time.end=2.5e-3" in p["command_line"]
+ok &= datetime.datetime.strptime(p["started"], "%Y-%m-%dT%H:%M:%SZ") is not None
+ok &= p["host"] != "" and ("gcc" in p["build"] or "clang" in p["build"]) and "flags" in p["build"]
+ok &= p["resumed"] == ""
+if not ok:
+    print(p)
+sys.exit(0 if ok else 1)
+PY
+"$PYTHON" "$ROOT/tools/validate_h5.py" "$work/a.h5" || fail "validate_h5.py refuses the file"
+# A word with a space or a quote is shell-quoted.
+"$AVI" run spring-chain --set "time.end=0.1" --set "description=it's" -o "$work/s q.h5" --quiet 2>/dev/null
+"$PYTHON" -c 'import h5py,sys; print(h5py.File(sys.argv[1],"r")["parameters/command_line"][()].decode())' \
+  "$work/s q.h5" 2>/dev/null | grep -qF "'$work/s q.h5'" || fail "command_line: a path with a space is not quoted"
+
+# Resume keeps the first run's provenance and adds a line.
+"$AVI" resume "$work/q.h5" --set time.end=0.3 --quiet 2>"$work/log" || fail "resume: $(cat "$work/log")"
+"$PYTHON" - "$work/q.h5" <<'PY' || fail "resume provenance: see above"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    cl = f["parameters/command_line"][()].decode(); res = f["parameters/resumed"][()].decode()
+ok = " run spring-chain " in cl and "resume" in res and "time.end=0.3" in res and "\n" not in res
+print("" if ok else (cl, res))
+sys.exit(0 if ok else 1)
+PY
+
+# plot_energy.py: "change" where momentum is not conserved (spring-chain:
+# a pinned end and gravity, 0.3 s), "error" where it is; time in ms or us; the
+# scene and integrator in the title. Labels read from the figure as saved.
+"$AVI" run sphere-plate --set time.end=2e-4 -o "$work/c.h5" --quiet || fail "sphere-plate run failed"
+labels() {
+  "$PYTHON" - "$ROOT/tools/plot_energy.py" "$1" "$work/plot.png" <<'PY'
+import runpy, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.figure as mf
+def savefig(self, *a, **k):
+    for ax in self.axes:
+        print(ax.get_title(), "|", ax.get_ylabel(), "|", ax.get_xlabel())
+mf.Figure.savefig = savefig
+sys.argv = [sys.argv[1], sys.argv[2], "-o", sys.argv[3]]
+runpy.run_path(sys.argv[0], run_name="__main__")
+PY
+}
+labels "$work/q.h5" >"$work/lab" 2>&1
+grep -q "momentum change" "$work/lab" && ! grep -q "momentum error" "$work/lab" && grep -q "time \[ms\]" "$work/lab" &&
+  grep -q "spring-chain (avi)" "$work/lab" || fail "plot_energy on spring-chain: $(cat "$work/lab")"
+labels "$work/c.h5" >"$work/lab" 2>&1
+grep -q "momentum error" "$work/lab" && grep -q "time \[us\]" "$work/lab" && grep -q "contact energy (log" "$work/lab" &&
+  grep -q "sphere-plate (avi)" "$work/lab" || fail "plot_energy on sphere-plate: $(cat "$work/lab")"
+
+# COMMAND --help: its usage, exit 0.
+for c in run resume info scenes; do
+  "$AVI" $c --help >"$work/help" 2>&1; rc=$?
+  [ "$rc" -eq 0 ] && grep -q "^usage: avi $c" "$work/help" || fail "avi $c --help: exit $rc: $(head -2 "$work/help")"
+done
+echo "logs: banner, progress, terminal width, provenance, help checked, $bad problems"
+[ "$bad" -eq 0 ]
