@@ -10,14 +10,21 @@
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
+#   make install    bin/avi, lib/libavi.so (soname libavi.so.MAJOR), libavi.a,
+#                   include/avi, lib/pkgconfig/avi.pc, share/man/man1/avi.1,
+#                   share/avi (tools, scenes), the Python module in
+#                   lib/python3/dist-packages/avi; under $(DESTDIR)$(PREFIX)
+#   make uninstall  removes what make install put there
 #   make test-compilers  (part of make test) unit tests built by clang in
 #                   $(B)-clang, and avi from gcc, clang and gcc without
 #                   AVX2/FMA ($(B)-noarch) writing bitwise-identical files
 #
 # Variables (make VAR=value):
 #   B        build directory, any path (default build); the sanitizer,
-#            clang, no-AVX2 and fuzz trees are $(B)-san, $(B)-clang,
-#            $(B)-noarch and $(B)-fuzz
+#            clang, no-AVX2, fuzz and -fPIC (shared library) trees are
+#            $(B)-san, $(B)-clang, $(B)-noarch, $(B)-fuzz and $(B)-pic
+#   PREFIX   where make install puts things (default /usr/local);
+#   DESTDIR  a staging root put before PREFIX (avi.pc still says PREFIX)
 #   CC       compiler (default gcc; an environment CC is used as given)
 #   OPT      optimisation (default -O3)
 #   ARCH     architecture flags (default -mavx2 -mfma where the CPU has both)
@@ -62,7 +69,9 @@ CHOLMOD_LIBS   ?= -lcholmod -lsuitesparseconfig
 endif
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CHOLMOD_CFLAGS)
 DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS)
-SAN_LIBS   = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS) -lm -pthread $(LDLIBS)
+# What libavi itself needs (jemalloc is the binary's allocator, not the library's).
+LIBAVI_LIBS = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS) -lm -pthread $(LDLIBS)
+SAN_LIBS   = $(LIBAVI_LIBS)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 # The fixed flags of every tree; each tree puts its own optimisation and
 # sanitizer flags before them.
@@ -95,7 +104,8 @@ SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
-.PHONY: all programs deps run test test-unit test-san test-cli test-compilers test-long bench valgrind clean fuzz
+.PHONY: all programs deps run test test-unit test-san test-cli test-compilers test-long bench valgrind clean fuzz \
+        install install-files uninstall
 # The entry points check the dependencies first and then build in a
 # sub-make, so that no compiler runs (even under -j) before the check is
 # done, and a single target (make $(B)/tests/test_model) never runs it.
@@ -105,11 +115,12 @@ programs: $(LIB) $(AVI) $(B)/tests/check_penetration
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
-APT_PKGS := gcc make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
+APT_PKGS := gcc g++ make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
             libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
 deps:
 	@missing=""; \
 	command -v $(CC) >/dev/null || missing="$$missing $(CC)"; \
+	command -v g++ >/dev/null || missing="$$missing g++"; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
 	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
@@ -242,7 +253,7 @@ $(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
 	  printf "\"%s\\n\"\n", s } \
 	END { if (NR > 0) print "}," }' $(SCENE_YAML) > $@.tmp && mv $@.tmp $@
 $(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o $(CLANG)/src/io/builtin_scenes.o \
-  $(NOARCH)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+  $(NOARCH)/src/io/builtin_scenes.o $(PIC)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 
 # The default scene, its XDMF sidecar and its energy figure.
 RUN_OUT ?= sphere_plate.h5
@@ -264,7 +275,7 @@ test-san: $(SAN_UNIT) $(SAN)/avi programs
 	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
 	  tests/cli/test_file_safety.sh
 
-test-cli: programs
+test-cli: programs $(SO)
 	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then AVI_BIN=$(AVI) tests/run_cli.sh; fi
 
 test-long: deps
@@ -282,9 +293,9 @@ valgrind: deps
 	    --suppressions=tests/valgrind.supp $$t || exit 1; done
 
 clean:
-	rm -rf $(B) $(SAN) $(CLANG) $(NOARCH)
+	rm -rf $(B) $(SAN) $(CLANG) $(NOARCH) $(PIC)
 
--include $(shell find $(B) $(SAN) $(CLANG) $(NOARCH) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(SAN) $(CLANG) $(NOARCH) $(PIC) -name '*.d' 2>/dev/null)
 
 # ---- Fuzzing (tests/fuzz): libFuzzer harnesses for the scene parser and the
 # mesh readers, built with clang under ASan and UBSan in their own tree.
@@ -353,3 +364,64 @@ $(FUZZ_B)/fuzz_%: $(FUZZ_B)/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
 
 .SECONDARY: $(FUZZ_B)/tests/fuzz/fuzz_scene.o $(FUZZ_B)/tests/fuzz/fuzz_msh.o $(FUZZ_B)/tests/fuzz/fuzz_obj.o
 -include $(wildcard $(FUZZ_OBJ:.o=.d) $(FUZZ_B)/tests/fuzz/*.d)
+
+# ---- Shared library and installation.
+# libavi.so is built from its own -fPIC tree, $(B)-pic, with the same flags:
+# the static library and avi keep their non-PIC code (and their speed), and
+# both builds write bitwise-identical files (tests/cli/test_install.sh).
+VERSION  := $(shell sed -n 's/^[#]define AVI_VERSION_STRING "\(.*\)"/\1/p' include/avi/types.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+PIC      := $(B)-pic
+SO       := $(B)/libavi.so.$(VERSION)
+
+$(PIC)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+$(SO): $(LIB_SRC:%.c=$(PIC)/%.o) src/libavi.map
+	$(CC) $(LINK_FLAGS) -shared -Wl,-soname,libavi.so.$(SOMAJOR) -Wl,--no-undefined \
+	  -Wl,--version-script=src/libavi.map -o $@ $(filter %.o,$^) $(LIBAVI_LIBS)
+	ln -sf libavi.so.$(VERSION) $(B)/libavi.so.$(SOMAJOR)
+	ln -sf libavi.so.$(SOMAJOR) $(B)/libavi.so
+
+PREFIX   ?= /usr/local
+INST      = $(DESTDIR)$(PREFIX)
+HEADERS  := $(sort $(wildcard include/avi/*.h))
+TOOLS    := $(sort $(wildcard tools/*.py))
+PYMOD    := $(sort $(wildcard python/avi/*.py))
+# Every file install writes, relative to $(INST): uninstall removes these.
+INSTALLED = bin/avi lib/libavi.so.$(VERSION) lib/libavi.so.$(SOMAJOR) lib/libavi.so lib/libavi.a \
+            lib/pkgconfig/avi.pc share/man/man1/avi.1 $(HEADERS) $(TOOLS:%=share/avi/%) \
+            $(SCENE_YAML:data/scenes/%=share/avi/scenes/%) $(PYMOD:python/%=lib/python3/dist-packages/%)
+# avi's own directories, removed by uninstall when empty (deepest first).
+INST_DIRS = include/avi share/avi/tools share/avi/scenes share/avi lib/python3/dist-packages/avi
+# pkg-config: a shared link needs only -lavi; a static one (--static) gets
+# the private dependencies: packages with a .pc, the rest as flags.
+PC_REQUIRES = hdf5 yaml-0.1 libcrypto $(CHOLMOD_PC)
+PC_LIBS     = -lhdf5_hl $(if $(CHOLMOD_PC),,$(CHOLMOD_LIBS)) -lm -pthread
+
+install: deps
+	@$(MAKE) --no-print-directory install-files
+install-files: programs $(SO)
+	@[ -n "$(strip $(INST))" ] || { echo "error: PREFIX is empty" >&2; exit 2; }
+	install -d $(INST)/bin $(INST)/lib/pkgconfig $(INST)/include/avi $(INST)/share/man/man1 \
+	  $(INST)/share/avi/tools $(INST)/share/avi/scenes $(INST)/lib/python3/dist-packages/avi
+	install -m 755 $(AVI) $(INST)/bin/avi
+	install -m 755 $(SO) $(INST)/lib/libavi.so.$(VERSION)
+	ln -sf libavi.so.$(VERSION) $(INST)/lib/libavi.so.$(SOMAJOR)
+	ln -sf libavi.so.$(SOMAJOR) $(INST)/lib/libavi.so
+	install -m 644 $(LIB) $(INST)/lib/libavi.a
+	install -m 644 $(HEADERS) $(INST)/include/avi
+	install -m 644 docs/avi.1 $(INST)/share/man/man1/avi.1
+	install -m 755 $(TOOLS) $(INST)/share/avi/tools
+	install -m 644 $(SCENE_YAML) $(INST)/share/avi/scenes
+	install -m 644 $(PYMOD) $(INST)/lib/python3/dist-packages/avi
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: avi' 'Description: asynchronous variational integrators for elastic bodies with contact' \
+	  'Version: $(VERSION)' 'Requires.private: $(strip $(PC_REQUIRES))' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lavi' 'Libs.private: $(PC_LIBS)' > $(INST)/lib/pkgconfig/avi.pc
+
+uninstall:
+	@[ -n "$(strip $(INST))" ] || { echo "error: PREFIX is empty" >&2; exit 2; }
+	cd $(INST) && rm -f $(INSTALLED) && rm -rf lib/python3/dist-packages/avi/__pycache__
+	-cd $(INST) && rmdir $(INST_DIRS) 2>/dev/null; true

@@ -16,6 +16,10 @@
 
 #include "avi/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct avi_engine avi_engine;
 
 /* What observers read at a time T: the state x + (T - tau) v, before any
@@ -105,5 +109,9 @@ void avi_snapshot_describe_largest_energy(avi_snapshot *snapshot, char *buf, siz
 /* Positions and velocities of all vertices at time t, as [n][3] arrays (either
  * may be NULL). Does not change the state. */
 void avi_engine_state_at(const avi_engine *engine, double t, double *x, double *v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,6 +17,10 @@
 
 #include "avi/types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     size_t vertex_count;
     double (*x)[3];
@@ -134,5 +138,9 @@ int avi_mesh_read_obj(const char *path, avi_mesh *out, avi_error *err);
 
 /* Reads a mesh file by its extension: .msh or .obj (any case). */
 int avi_mesh_read(const char *path, avi_mesh *out, avi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "avi/types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct avi_model avi_model;
 
 /* Thin-shell material: membrane (St. Venant-Kirchhoff, plane stress) and
@@ -156,5 +160,9 @@ double avi_model_vertex_mass(const avi_model *model, uint32_t vertex);
 void avi_model_time_step_range(const avi_model *model, avi_kind kind, double *min, double *max);
 /* The time step of one potential. */
 double avi_model_time_step(const avi_model *model, avi_kind kind, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

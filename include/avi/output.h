@@ -52,6 +52,10 @@
 
 #include "avi/engine.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One body of the output: a contiguous range of the model's vertices. */
 typedef struct {
     const char *name;          /* HDF5 link name: non-empty, no '/', unique */
@@ -186,5 +190,9 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
 /* The default sidecar path of an output file: ".h5" replaced by ".xmf", or
  * ".xmf" appended. Returns 0, or -1 when it does not fit in size bytes. */
 int avi_xdmf_default_path(const char *h5_path, char *out, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

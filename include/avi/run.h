@@ -30,6 +30,10 @@
 
 #include "avi/scene.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct avi_run avi_run;
 
 /* What a run prints on stderr while it runs. */
@@ -102,5 +106,9 @@ avi_run_stats avi_run_stats_of(const avi_run *run);
  * it, and frees the run. AVI_OK or AVI_ERR_RUN (the file could not be
  * finished). */
 int avi_run_close(avi_run *run, avi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

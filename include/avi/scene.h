@@ -148,6 +148,10 @@
 
 #include "avi/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
     AVI_INTEGRATOR_AVI = 0,
     AVI_INTEGRATOR_SYNC_EXPLICIT,
@@ -328,6 +332,12 @@ int avi_scene_load_string(const char *text, size_t length, const char *source, c
 
 void avi_scene_free(avi_scene *scene);
 
+/* An empty scene on the heap, for callers that cannot know the struct's
+ * size (bindings such as Python's ctypes); load into it, then
+ * avi_scene_destroy frees its contents and itself. NULL when out of memory. */
+avi_scene *avi_scene_create(void);
+void avi_scene_destroy(avi_scene *scene);
+
 /* The resolved scene (every default filled in) as YAML text, which loads
  * back into an equal scene. malloc'd, NUL-terminated; NULL when out of
  * memory. */
@@ -377,5 +387,9 @@ int avi_scene_build(const avi_scene *scene, avi_model **model, avi_scene_bodies 
                     avi_error *err);
 
 void avi_scene_bodies_free(avi_scene_bodies *info);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -29,6 +29,10 @@
 #include "avi/engine.h"
 #include "avi/scene.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Linear solver of the Newton steps. */
 typedef enum {
     AVI_SOLVER_CHOLMOD = 0, /* sparse Cholesky (SuiteSparse CHOLMOD); LDL^T for indefinite root finding */
@@ -109,5 +113,9 @@ void avi_engine_sync_stats(const avi_engine *engine, avi_sync_stats *out);
  * with err filled ("scene: bodies.i.links.j: problem"). */
 avi_engine *avi_engine_create_for_scene(const avi_scene *scene, const avi_scene_bodies *info, avi_model *model,
                                         avi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

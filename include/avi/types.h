@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AVI_VERSION_STRING "0.1.0"
 
 /* Potential kinds. The enumeration order is the kind rank of the event-queue
@@ -36,5 +40,9 @@ typedef struct {
     avi_status status;
     char message[512];
 } avi_error;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

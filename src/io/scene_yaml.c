@@ -1429,6 +1429,14 @@ void avi_scene_free(avi_scene *s)
     memset(s, 0, sizeof *s);
 }
 
+avi_scene *avi_scene_create(void) { return calloc(1, sizeof(avi_scene)); }
+
+void avi_scene_destroy(avi_scene *s)
+{
+    avi_scene_free(s);
+    free(s);
+}
+
 /* The text as given, then a comment naming the overrides applied to it. */
 static char *annotated_text(const char *text, size_t len, const char *const *ov, size_t n_ov)
 {

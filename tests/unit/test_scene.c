@@ -208,6 +208,26 @@ START_TEST(test_builtins_load)
 }
 END_TEST
 
+/* The heap scene of bindings: empty when created, loadable, and destroyed
+ * with its contents, after a failed load too (ASan checks the frees). */
+START_TEST(test_scene_create_destroy)
+{
+    avi_scene *s = avi_scene_create();
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_null(s->name);
+    ck_assert_uint_eq(s->body_count, 0);
+    avi_error e;
+    ck_assert_int_eq(avi_scene_load_builtin("bar", NULL, 0, s, &e), AVI_OK);
+    ck_assert_str_eq(s->name, "bar");
+    avi_scene_destroy(s);
+    s = avi_scene_create();
+    const char *bad = "time: {end: -1}\n";
+    ck_assert_int_eq(avi_scene_load_string(bad, strlen(bad), "bad.yaml", NULL, NULL, 0, s, &e), AVI_ERR_INPUT);
+    avi_scene_destroy(s);
+    avi_scene_destroy(NULL);
+}
+END_TEST
+
 START_TEST(test_sphere_plate_values)
 {
     avi_scene s;
@@ -748,6 +768,7 @@ static Suite *scene_suite(void)
     TCase *tc = tcase_create("load");
     tcase_add_test(tc, test_builtins_listed);
     tcase_add_test(tc, test_builtins_load);
+    tcase_add_test(tc, test_scene_create_destroy);
     tcase_add_test(tc, test_sphere_plate_values);
     tcase_add_test(tc, test_bar_values);
     tcase_add_test(tc, test_defaults);
