@@ -64,6 +64,10 @@ char *avi_command_line(int argc, char *const *argv);
 
 /* No progress, no stop flag, the scene's own source, no command line. */
 avi_run_options avi_default_run_options(void);
+/* sizeof(avi_run_options) and sizeof(avi_run_stats): bindings that mirror
+ * these structs (python/avi) check their layout against them. */
+size_t avi_run_options_size(void);
+size_t avi_run_stats_size(void);
 
 typedef struct {
     const char *scene_name;

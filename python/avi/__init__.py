@@ -54,9 +54,11 @@ class _Stats(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    # avi_run_options; sig_atomic_t is int on Linux.
-    _fields_ = [("progress", ctypes.c_int), ("stop", ctypes.POINTER(ctypes.c_int)),
-                ("scene_source", ctypes.c_char_p)]
+    # avi_run_options (include/avi/run.h), field for field; sig_atomic_t is
+    # int on Linux. _load checks its size against avi_run_options_size().
+    _fields_ = [("progress", ctypes.c_int), ("progress_every", ctypes.c_double),
+                ("stop", ctypes.POINTER(ctypes.c_int)), ("scene_source", ctypes.c_char_p),
+                ("command_line", ctypes.c_char_p)]
 
 
 def _library_path():
@@ -86,10 +88,18 @@ def _load():
         "avi_run_close": (ctypes.c_int, [P, E]),
         "avi_scene_builtin_count": (ctypes.c_size_t, []),
         "avi_scene_builtin_name": (ctypes.c_char_p, [ctypes.c_size_t]),
+        "avi_run_options_size": (ctypes.c_size_t, []),
+        "avi_run_stats_size": (ctypes.c_size_t, []),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
+    # The structs above mirror C ones: a library of another layout would
+    # be read wrongly, so refuse it.
+    for mirror, size in ((_Options, lib.avi_run_options_size()), (_Stats, lib.avi_run_stats_size())):
+        if ctypes.sizeof(mirror) != size:
+            raise ImportError(f"{_library_path()}: {mirror.__name__} is {size} bytes there, "
+                              f"{ctypes.sizeof(mirror)} here: the module and libavi do not match")
     return lib
 
 
@@ -155,7 +165,7 @@ def run(scene, output, overrides=None, progress=False):
     err = _Error()
     s = _load_scene(lib, scene, _override_list(overrides), err)
     try:
-        opt = _Options(int(progress), None, None)
+        opt = _Options(int(progress), 0.0, None, None, b"python: avi.run")
         return _evolve(lib, lambda o: lib.avi_run_open(s, os.fsencode(output), o, ctypes.byref(err)),
                        opt, err, output)
     finally:
@@ -169,7 +179,7 @@ def resume(output, overrides=None, progress=False):
     lib = _get()
     err = _Error()
     ov = _override_list(overrides)
-    opt = _Options(int(progress), None, None)
+    opt = _Options(int(progress), 0.0, None, None, b"python: avi.resume")
     return _evolve(lib, lambda o: lib.avi_run_open_resume(os.fsencode(output), _strings(ov), len(ov), o,
                                                           ctypes.byref(err)), opt, err, output)
 

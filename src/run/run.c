@@ -60,6 +60,9 @@ avi_run_options avi_default_run_options(void)
     return o;
 }
 
+size_t avi_run_options_size(void) { return sizeof(avi_run_options); }
+size_t avi_run_stats_size(void) { return sizeof(avi_run_stats); }
+
 static double wall_now(void)
 {
     struct timespec ts;
