@@ -323,11 +323,12 @@ static int append(avi_h5_writer *w, hid_t d, hid_t mtype, int rank, hsize_t inne
  * netCDF looks a dimension up in the dataset's group and its ancestors, so
  * each scale lies in the group of the datasets it labels or above. */
 
-/* Makes the dataset loc/name a dimension scale; returns it open, or -1. */
-static hid_t open_scale(avi_h5_writer *w, hid_t loc, const char *name)
+/* Makes the dataset loc/name a dimension scale named `label`; returns it
+ * open, or -1. */
+static hid_t open_scale(avi_h5_writer *w, hid_t loc, const char *name, const char *label)
 {
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-    if (d < 0 || H5DSset_scale(d, name) < 0) {
+    if (d < 0 || H5DSset_scale(d, label) < 0) {
         fail(w, AVI_ERR_RUN, "making %s a dimension scale failed", name);
         if (d >= 0) H5Dclose(d);
         return -1;
@@ -335,18 +336,15 @@ static hid_t open_scale(avi_h5_writer *w, hid_t loc, const char *name)
     return d;
 }
 
-/* A dimension scale holding the indices 0 .. n-1. */
+/* A dimension of n indices: a scale that netCDF's convention marks as a
+ * dimension but not a variable (the name netCDF-C gives such scales), never
+ * written, so it takes no room in the file whatever n. */
 static hid_t index_scale(avi_h5_writer *w, hid_t loc, const char *name, hsize_t n)
 {
-    int64_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) {
-        fail(w, AVI_ERR_RUN, "out of memory writing %s", name);
-        return -1;
-    }
-    for (hsize_t i = 0; i < n; i++) v[i] = (int64_t)i;
-    int rc = fixed_dataset(w, loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, v, "1");
-    free(v);
-    return rc ? -1 : open_scale(w, loc, name);
+    char label[96];
+    snprintf(label, sizeof label, "This is a netCDF dimension but not a netCDF variable. %10llu", (unsigned long long)n);
+    return fixed_dataset(w, loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, NULL, "1") ? -1
+                                                                                           : open_scale(w, loc, name, label);
 }
 
 /* A dimension scale holding labels (UTF-8 strings). */
@@ -355,7 +353,7 @@ static hid_t label_scale(avi_h5_writer *w, hid_t loc, const char *name, const ch
     hid_t t = vlen_string_type();
     int rc = fixed_dataset(w, loc, name, t, t, 1, &n, labels, "");
     H5Tclose(t);
-    return rc ? -1 : open_scale(w, loc, name);
+    return rc ? -1 : open_scale(w, loc, name, name);
 }
 
 /* Attaches scale to dimension dim of the n datasets; what names them. */
@@ -597,7 +595,7 @@ static int write_observables(avi_h5_writer *w)
 static int label_by_kind(avi_h5_writer *w, hid_t tg)
 {
     static const char *const names[3] = {"min", "max", "count"};
-    hid_t scale = open_scale(w, tg, "kind"), sets[3];
+    hid_t scale = open_scale(w, tg, "kind", "kind"), sets[3];
     int rc = scale < 0 ? -1 : 0;
     for (int i = 0; i < 3; i++) sets[i] = H5Dopen2(tg, names[i], H5P_DEFAULT);
     if (rc == 0 && (sets[0] < 0 || sets[1] < 0 || sets[2] < 0))
