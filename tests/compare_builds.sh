@@ -42,7 +42,8 @@ def datasets(path):
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset) and name.split("/")[0] in ("observables", "particles"):
                 a = obj[()]
-                out[name] = (a.dtype.str, a.shape, a.tobytes())
+                # Strings (variable length: objects) by value, not by address.
+                out[name] = (a.dtype.str, a.shape, repr(a.tolist()) if a.dtype.kind == "O" else a.tobytes())
         f.visititems(visit)
     return out
 ref = datasets(files[0])
