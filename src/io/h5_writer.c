@@ -531,19 +531,20 @@ static int write_body(avi_h5_writer *w, hid_t particles, hid_t connectivity, con
  * the momenta, created once in *comp and linked into the second group. */
 static int label_columns(avi_h5_writer *w, hid_t g, int o, hid_t *comp)
 {
-    hid_t scale = -1;
     if (o == OBS_EVENTS_BY_KIND) {
         const char *kinds[AVI_KIND_COUNT];
         for (int k = 0; k < AVI_KIND_COUNT; k++) kinds[k] = avi_kind_name((avi_kind)k);
-        scale = label_scale(w, g, "kind", kinds, AVI_KIND_COUNT);
-    } else if (*comp < 0) {
-        scale = *comp = label_scale(w, g, "component", XYZ, 3);
+        hid_t kind = label_scale(w, g, "kind", kinds, AVI_KIND_COUNT);
+        int rc = kind < 0 ? -1 : attach(w, kind, 1, &w->obs_value[o], 1, OBS[o].name);
+        if (kind >= 0) H5Dclose(kind);
+        return rc;
+    }
+    if (*comp < 0) {
+        if ((*comp = label_scale(w, g, "component", XYZ, 3)) < 0) return -1;
     } else if (H5Lcreate_hard(*comp, ".", g, "component", H5P_DEFAULT, H5P_DEFAULT) < 0) {
         return fail(w, AVI_ERR_RUN, "linking /observables/%s/component failed", OBS[o].name);
     }
-    int rc = (scale < 0 && *comp < 0) ? -1 : attach(w, scale >= 0 ? scale : *comp, 1, &w->obs_value[o], 1, OBS[o].name);
-    if (scale >= 0 && scale != *comp) H5Dclose(scale);
-    return rc;
+    return attach(w, *comp, 1, &w->obs_value[o], 1, OBS[o].name);
 }
 
 static int write_observables(avi_h5_writer *w)
