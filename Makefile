@@ -116,13 +116,16 @@ programs: $(LIB) $(AVI) $(B)/tests/check_penetration
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
 APT_PKGS := gcc g++ make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
-            libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib
+            libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib \
+            python3-xarray python3-h5netcdf python3-netcdf4 netcdf-bin
 deps:
 	@missing=""; \
 	command -v $(CC) >/dev/null || missing="$$missing $(CC)"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
 	for p in $(PKGS) check; do pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	/usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null || missing="$$missing python3-h5py"; \
+	/usr/bin/python3 -c 'import xarray, h5netcdf, netCDF4' 2>/dev/null || missing="$$missing python3-xarray"; \
+	command -v ncdump >/dev/null || missing="$$missing netcdf-bin"; \
 	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks that an avi output file follows the layout of include/avi/output.h
 (H5MD 1.1, SI units): every group, attribute, dtype, shape, unit, dimension
-scale, hard link, connectivity range and the monotonicity of times.
+scale (one on every dimension of every dataset), hard link, connectivity range and the monotonicity of times.
 
 usage: validate_h5.py OUT.h5 [--complete] [--quiet]
 
@@ -31,6 +31,9 @@ OBSERVABLES = {
     "min_contact_distance": (None, False, "m"),
     "events_by_kind": (len(KINDS), True, "1"),
 }
+
+# Dimension scales of the connectivity datasets' second dimension, shared.
+CORNER_SCALES = ("triangle_corner", "tetrahedron_corner")
 
 PARAMETER_TEXT = ["scene", "scene_resolved", "scene_name", "integrator", "program_version",
                   "command_line", "started", "host", "build", "resumed"]
@@ -225,7 +228,11 @@ class Checker:
         if conn is not None:
             for cname in conn:
                 owner = cname.rsplit("_", 1)[0]
-                if owner not in bodies and cname.endswith(("_triangles", "_tetrahedra")):
+                if cname in CORNER_SCALES or (owner in bodies and cname.endswith(("_triangle", "_tetrahedron"))):
+                    # The dimension scales of the connectivity datasets.
+                    if not h5py.h5ds.is_scale(conn[cname].id):
+                        self.problem(f"{conn.name}/{cname}: not a dimension scale")
+                elif owner not in bodies and cname.endswith(("_triangles", "_tetrahedra")):
                     self.problem(f"{conn.name}/{cname}: no body named {owner!r}")
                 elif not cname.endswith(("_triangles", "_tetrahedra")):
                     self.problem(f"{conn.name}/{cname}: unexpected dataset")
@@ -352,6 +359,12 @@ class Checker:
             if isinstance(obj, h5py.Dataset) and name.rsplit("/", 1)[-1] == "time":
                 if not h5py.h5ds.is_scale(obj.id):
                     self.problem(f"{obj.name}: not a dimension scale")
+            # Every dimension of every other dataset has one (netCDF readers
+            # such as xarray and ncdump name dimensions after them).
+            if isinstance(obj, h5py.Dataset) and not h5py.h5ds.is_scale(obj.id):
+                for axis, dim in enumerate(obj.dims):
+                    if len(dim) == 0:
+                        self.problem(f"{obj.name}: no dimension scale on dimension {axis}")
         self.f.visititems(visit)
 
     def run(self, require_complete):

@@ -29,7 +29,14 @@
  *                                 the whole state, see avi_h5_close)
  *
  * Every dataset has `unit` (H5MD) and `units` (CF) string attributes; every
- * `time` dataset is a dimension scale attached to dimension 0 of its `value`.
+ * `time` dataset is a dimension scale attached to dimension 0 of its `value`
+ * (and `step`). Every other dimension has one too, so that netCDF readers
+ * (xarray's h5netcdf and netcdf4 engines, ncdump) name them: `vertex` in
+ * /particles/<body> (on mass and the frames), `component` ["x","y","z"] in
+ * position, velocity and the momenta, `kind` in events_by_kind and
+ * time_step, and in /connectivity <body>_triangle, <body>_tetrahedron,
+ * triangle_corner, tetrahedron_corner. Index scales are netCDF's
+ * "dimension but not a variable" (never written: no room in the file).
  * The file uses the 1.10 format and is switched to SWMR mode once every
  * object exists, so h5py.File(path, "r", swmr=True) reads a live run; what was
  * written before the last avi_h5_flush survives a killed process.

@@ -314,6 +314,59 @@ static int append(avi_h5_writer *w, hid_t d, hid_t mtype, int rank, hsize_t inne
     return rc;
 }
 
+/* ------------------------------------------------------- dimension scales */
+
+/* netCDF readers (xarray's h5netcdf engine, ncdump) name each dimension
+ * after the dimension scale attached to it, and refuse a dataset with
+ * unnamed dimensions: every dimension of every dataset gets one, created
+ * here before SWMR writing starts (it forbids new objects and attributes).
+ * netCDF looks a dimension up in the dataset's group and its ancestors, so
+ * each scale lies in the group of the datasets it labels or above. */
+
+/* Makes the dataset loc/name a dimension scale named `label`; returns it
+ * open, or -1. */
+static hid_t open_scale(avi_h5_writer *w, hid_t loc, const char *name, const char *label)
+{
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (d < 0 || H5DSset_scale(d, label) < 0) {
+        fail(w, AVI_ERR_RUN, "making %s a dimension scale failed", name);
+        if (d >= 0) H5Dclose(d);
+        return -1;
+    }
+    return d;
+}
+
+/* A dimension of n indices: a scale that netCDF's convention marks as a
+ * dimension but not a variable (the name netCDF-C gives such scales), never
+ * written, so it takes no room in the file whatever n. */
+static hid_t index_scale(avi_h5_writer *w, hid_t loc, const char *name, hsize_t n)
+{
+    char label[96];
+    snprintf(label, sizeof label, "This is a netCDF dimension but not a netCDF variable. %10llu", (unsigned long long)n);
+    return fixed_dataset(w, loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, NULL, "1") ? -1
+                                                                                           : open_scale(w, loc, name, label);
+}
+
+/* A dimension scale holding labels (UTF-8 strings). */
+static hid_t label_scale(avi_h5_writer *w, hid_t loc, const char *name, const char *const *labels, hsize_t n)
+{
+    hid_t t = vlen_string_type();
+    int rc = fixed_dataset(w, loc, name, t, t, 1, &n, labels, "");
+    H5Tclose(t);
+    return rc ? -1 : open_scale(w, loc, name, name);
+}
+
+/* Attaches scale to dimension dim of the n datasets; what names them. */
+static int attach(avi_h5_writer *w, hid_t scale, unsigned dim, const hid_t *sets, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (H5DSattach_scale(sets[i], scale, dim) < 0)
+            return fail(w, AVI_ERR_RUN, "attaching a dimension scale to %s failed", what);
+    return 0;
+}
+
+static const char *const XYZ[3] = {"x", "y", "z"};
+
 /* ----------------------------------------------------------------- layout */
 
 static int check_layout(avi_h5_writer *w, const avi_h5_layout *L)
@@ -370,6 +423,46 @@ static int write_h5md(avi_h5_writer *w, const avi_h5_layout *L)
     return rc < 0 ? fail(w, AVI_ERR_RUN, "writing the /h5md group failed") : 0;
 }
 
+/* Dimension scales of a body: time on step (position and velocity share
+ * it), vertex (in the body's group) on mass and on the frames' second
+ * dimension, component (x, y, z; shared by position and velocity) on their
+ * third. */
+static int label_body(avi_h5_writer *w, hid_t bg, hid_t pos, hid_t vel, const body_sets *S, const char *name)
+{
+    hid_t frames[2] = {S->position, S->velocity};
+    hid_t mass = H5Dopen2(bg, "mass", H5P_DEFAULT);
+    hid_t vertex = mass < 0 ? -1 : index_scale(w, bg, "vertex", (hsize_t)S->count);
+    hid_t comp = vertex < 0 ? -1 : label_scale(w, pos, "component", XYZ, 3);
+    int rc = (mass < 0 || vertex < 0 || comp < 0) ? fail(w, AVI_ERR_RUN, "labelling /particles/%s failed", name) : 0;
+    if (rc == 0 && H5Lcreate_hard(pos, "component", vel, "component", H5P_DEFAULT, H5P_DEFAULT) < 0)
+        rc = fail(w, AVI_ERR_RUN, "linking /particles/%s/velocity/component failed", name);
+    if (rc == 0 && (attach(w, S->time, 0, &S->step, 1, name) || attach(w, vertex, 0, &mass, 1, name) ||
+                    attach(w, vertex, 1, frames, 2, name) || attach(w, comp, 2, frames, 2, name)))
+        rc = -1;
+    if (comp >= 0) H5Dclose(comp);
+    if (vertex >= 0) H5Dclose(vertex);
+    if (mass >= 0) H5Dclose(mass);
+    return rc;
+}
+
+/* Dimension scales of a connectivity dataset [M][per] of cells of a shape, beside it in
+ * /connectivity (netCDF needs them in its group or above): BODY_CELL
+ * (0 .. M-1) and CELL_corner (0 .. per-1), the latter shared by the bodies. */
+static int label_cells(avi_h5_writer *w, hid_t conn, hid_t d, const char *body, const char *shape, size_t m, int per)
+{
+    char name[300], corner[32];
+    snprintf(name, sizeof name, "%s_%s", body, shape);
+    snprintf(corner, sizeof corner, "%s_corner", shape);
+    hid_t rows = index_scale(w, conn, name, (hsize_t)m);
+    htri_t have = H5Lexists(conn, corner, H5P_DEFAULT);
+    hid_t cols = rows < 0 || have < 0 ? -1 : have ? H5Dopen2(conn, corner, H5P_DEFAULT) : index_scale(w, conn, corner, per);
+    int rc = (rows < 0 || cols < 0) ? fail(w, AVI_ERR_RUN, "labelling /connectivity/%s failed", name) : 0;
+    if (rc == 0 && (attach(w, rows, 0, &d, 1, name) || attach(w, cols, 1, &d, 1, name))) rc = -1;
+    if (cols >= 0) H5Dclose(cols);
+    if (rows >= 0) H5Dclose(rows);
+    return rc;
+}
+
 static int write_body(avi_h5_writer *w, hid_t particles, hid_t connectivity, const avi_h5_body *B, body_sets *S)
 {
     static const char *const none3[3] = {"none", "none", "none"};
@@ -401,6 +494,7 @@ static int write_body(avi_h5_writer *w, hid_t particles, hid_t connectivity, con
     if (rc == 0 && (H5DSset_scale(S->time, "time") < 0 || H5DSattach_scale(S->position, S->time, 0) < 0 ||
                     H5DSattach_scale(S->velocity, S->time, 0) < 0))
         rc = fail(w, AVI_ERR_RUN, "attaching the time scale of /particles/%s failed", B->name);
+    if (rc == 0) rc = label_body(w, bg, pos, vel, S, B->name);
     if (vel >= 0) H5Gclose(vel);
     if (pos >= 0) H5Gclose(pos);
     H5Gclose(bg);
@@ -425,9 +519,32 @@ static int write_body(avi_h5_writer *w, hid_t particles, hid_t connectivity, con
         hid_t d = H5Dopen2(connectivity, name, H5P_DEFAULT);
         if (d < 0 || attr_str(d, "particles_group", target) < 0)
             rc = fail(w, AVI_ERR_RUN, "writing /connectivity/%s failed", name);
+        else
+            rc = label_cells(w, connectivity, d, B->name, kind == 0 ? "triangle" : "tetrahedron", count[kind], per);
         if (d >= 0) H5Dclose(d);
     }
     return rc;
+}
+
+/* The scale of a vector observable's second dimension in its group g:
+ * kind (the potential kinds) for events_by_kind, component (x, y, z) for
+ * the momenta, created once in *comp and linked into the second group. */
+static int label_columns(avi_h5_writer *w, hid_t g, int o, hid_t *comp)
+{
+    if (o == OBS_EVENTS_BY_KIND) {
+        const char *kinds[AVI_KIND_COUNT];
+        for (int k = 0; k < AVI_KIND_COUNT; k++) kinds[k] = avi_kind_name((avi_kind)k);
+        hid_t kind = label_scale(w, g, "kind", kinds, AVI_KIND_COUNT);
+        int rc = kind < 0 ? -1 : attach(w, kind, 1, &w->obs_value[o], 1, OBS[o].name);
+        if (kind >= 0) H5Dclose(kind);
+        return rc;
+    }
+    if (*comp < 0) {
+        if ((*comp = label_scale(w, g, "component", XYZ, 3)) < 0) return -1;
+    } else if (H5Lcreate_hard(*comp, ".", g, "component", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+        return fail(w, AVI_ERR_RUN, "linking /observables/%s/component failed", OBS[o].name);
+    }
+    return attach(w, *comp, 1, &w->obs_value[o], 1, OBS[o].name);
 }
 
 static int write_observables(avi_h5_writer *w)
@@ -435,6 +552,7 @@ static int write_observables(avi_h5_writer *w)
     hid_t og = group(w, w->file, "observables");
     if (og < 0) return -1;
     int rc = 0;
+    hid_t comp = -1; /* linear_momentum/component, linked into angular_momentum */
     for (int o = 0; o < OBS_N && rc == 0; o++) {
         hid_t g = group(w, og, OBS[o].name);
         if (g < 0) {
@@ -445,7 +563,7 @@ static int write_observables(avi_h5_writer *w)
             w->obs_step = series(w, g, "step", H5T_STD_I64LE, 1, NULL, ROWS, "1");
             w->obs_time = series(w, g, "time", H5T_IEEE_F64LE, 1, NULL, ROWS, "s");
             if (w->obs_step < 0 || w->obs_time < 0) rc = -1;
-            else if (H5DSset_scale(w->obs_time, "time") < 0)
+            else if (H5DSset_scale(w->obs_time, "time") < 0 || H5DSattach_scale(w->obs_step, w->obs_time, 0) < 0)
                 rc = fail(w, AVI_ERR_RUN, "making /observables/%s/time a dimension scale failed", OBS[o].name);
         } else if (H5Lcreate_hard(w->obs_step, ".", g, "step", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
                    H5Lcreate_hard(w->obs_time, ".", g, "time", H5P_DEFAULT, H5P_DEFAULT) < 0) {
@@ -466,9 +584,27 @@ static int write_observables(avi_h5_writer *w)
             if (attr_strings(w->obs_value[o], "kinds", kinds, AVI_KIND_COUNT, 0) < 0)
                 rc = fail(w, AVI_ERR_RUN, "writing /observables/%s kinds failed", OBS[o].name);
         }
+        if (rc == 0 && OBS[o].width > 1) rc = label_columns(w, g, o, &comp);
         H5Gclose(g);
     }
+    if (comp >= 0) H5Dclose(comp);
     H5Gclose(og);
+    return rc;
+}
+
+/* /parameters/time_step/kind labels min, max and count. */
+static int label_by_kind(avi_h5_writer *w, hid_t tg)
+{
+    static const char *const names[3] = {"min", "max", "count"};
+    hid_t scale = open_scale(w, tg, "kind", "kind"), sets[3];
+    int rc = scale < 0 ? -1 : 0;
+    for (int i = 0; i < 3; i++) sets[i] = H5Dopen2(tg, names[i], H5P_DEFAULT);
+    if (rc == 0 && (sets[0] < 0 || sets[1] < 0 || sets[2] < 0))
+        rc = fail(w, AVI_ERR_RUN, "opening /parameters/time_step failed");
+    if (rc == 0) rc = attach(w, scale, 0, sets, 3, "/parameters/time_step");
+    for (int i = 0; i < 3; i++)
+        if (sets[i] >= 0) H5Dclose(sets[i]);
+    if (scale >= 0) H5Dclose(scale);
     return rc;
 }
 
@@ -509,6 +645,7 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
         if (rc == 0) rc = fixed_dataset(w, tg, "min", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &K, L->dt_min, "s");
         if (rc == 0) rc = fixed_dataset(w, tg, "max", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &K, L->dt_max, "s");
         if (rc == 0) rc = fixed_dataset(w, tg, "count", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &K, count, "1");
+        if (rc == 0) rc = label_by_kind(w, tg);
     }
     if (tg >= 0) H5Gclose(tg);
 

@@ -1,4 +1,7 @@
-/* Gmsh .msh reader, ASCII formats 2.2 and 4.1.
+/* Gmsh .msh reader: ASCII formats 2.2 and 4.1, binary format 4.1 (what
+ * Gmsh writes with Mesh.Binary = 1: the same sections, their data as raw
+ * values of the declared size_t width, 4-byte int and 8-byte double in the
+ * byte order of the int 1 after the format line).
  *
  * Nothing in the file is trusted: counts only bound loops that also stop at
  * the end of a section, arrays grow with what is actually read, and every
@@ -83,7 +86,11 @@ typedef struct {
 
 typedef struct {
     avi_text t;
-    int v4; /* format 4.1, else 2.2 */
+    int v4;     /* format 4.1, else 2.2 */
+    int binary; /* binary 4.1 */
+    int swap;   /* its byte order is not ours */
+    int sz;     /* its size_t width: 4 or 8 */
+    int in_data; /* reading binary data (messages give byte offsets) */
     double (*x)[3];
     uint64_t *tag;
     uint32_t *node_line;
@@ -112,6 +119,20 @@ static void msh_free(msh *r)
     free(r->tri_line);
     free(r->tet);
     free(r->tet_line);
+}
+
+/* "path:line: message" in text, "path: byte N: message" in binary data,
+ * which has no lines to name. */
+static int msh_fail(msh *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int msh_fail(msh *r, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!r->in_data) return avi_text_fail_at(&r->t, r->t.line, "%s", msg);
+    return avi_error_set(r->t.err, AVI_ERR_INPUT, "%s: byte %zu: %s", r->t.path, r->t.pos, msg);
 }
 
 static int oom(msh *r) { return avi_error_set(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
@@ -313,20 +334,17 @@ static int read_nodes(msh *r)
     return build_map(r);
 }
 
-/* Adds a triangle (type 2) or tetrahedron (type 4) from node tag strings. */
-static int add_element(msh *r, int type, const char *elem_tag, char **nodes)
+/* Adds a triangle (type 2) or tetrahedron (type 4) from its node tags;
+ * elem names the element in messages. */
+static int add_cell(msh *r, int type, const char *elem, const uint64_t *tags)
 {
     int nv = type == 2 ? 3 : 4;
     uint32_t v[4];
-    char ex[48], ex2[48];
     for (int k = 0; k < nv; k++) {
-        uint64_t tag;
-        if (!parse_u64(nodes[k], &tag))
-            return avi_text_fail_at(&r->t, r->t.line, "element %s: bad node tag '%s'", excerpt(elem_tag, ex), excerpt(nodes[k], ex2));
-        v[k] = lookup(r, tag);
+        v[k] = lookup(r, tags[k]);
         if (v[k] == EMPTY)
-            return avi_text_fail_at(&r->t, r->t.line, "element %s refers to node %s, which is not defined", excerpt(elem_tag, ex),
-                           excerpt(nodes[k], ex2));
+            return msh_fail(r, "element %s refers to node %llu, which is not defined", elem,
+                                    (unsigned long long)tags[k]);
     }
     if (type == 2) {
         if (!reserve((void **)&r->tri, &r->cap_t, r->nt, sizeof *r->tri) ||
@@ -342,6 +360,18 @@ static int add_element(msh *r, int type, const char *elem_tag, char **nodes)
         r->tet_line[r->nk++] = line32(r->t.line);
     }
     return AVI_OK;
+}
+
+/* Adds a triangle (type 2) or tetrahedron (type 4) from node tag strings. */
+static int add_element(msh *r, int type, const char *elem_tag, char **nodes)
+{
+    int nv = type == 2 ? 3 : 4;
+    uint64_t tags[4];
+    char ex[48], ex2[48];
+    for (int k = 0; k < nv; k++)
+        if (!parse_u64(nodes[k], &tags[k]))
+            return avi_text_fail_at(&r->t, r->t.line, "element %s: bad node tag '%s'", excerpt(elem_tag, ex), excerpt(nodes[k], ex2));
+    return add_cell(r, type, excerpt(elem_tag, ex), tags);
 }
 
 static int read_elements(msh *r)
@@ -400,6 +430,164 @@ static int read_elements(msh *r)
     return expect_end(r, "Elements");
 }
 
+/* ---- binary 4.1 ---- */
+
+static size_t bytes_left(const msh *r) { return r->t.size - r->t.pos; }
+
+/* The next n (<= 8) bytes as a value in our byte order; 0 past the end. */
+static int take(msh *r, size_t n, void *out)
+{
+    if (bytes_left(r) < n) return 0;
+    unsigned char b[8];
+    for (size_t i = 0; i < n; i++) b[i] = (unsigned char)r->t.buf[r->t.pos + (r->swap ? n - 1 - i : i)];
+    memcpy(out, b, n);
+    r->t.pos += n;
+    return 1;
+}
+
+static int take_size(msh *r, uint64_t *v)
+{
+    if (r->sz == 8) return take(r, 8, v);
+    uint32_t u;
+    if (!take(r, 4, &u)) return 0;
+    *v = u;
+    return 1;
+}
+
+static int take_int(msh *r, int32_t *v) { return take(r, 4, v); }
+
+/* After binary data: the line count and the NUL check of the text lines
+ * that follow start where the data ended. */
+static void binary_done(msh *r, size_t start)
+{
+    r->in_data = 0;
+    for (size_t i = start; i < r->t.pos; i++) r->t.line += r->t.buf[i] == '\n';
+    const char *nul = memchr(r->t.buf + r->t.pos, '\0', bytes_left(r));
+    r->t.nul_at = nul ? (size_t)(nul - r->t.buf) : r->t.size;
+}
+
+/* Reads `count` size_t values of a header. */
+static int bin_header(msh *r, const char *what, uint64_t *v, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (!take_size(r, &v[i])) return msh_fail(r, "file ends in %s", what);
+    return AVI_OK;
+}
+
+/* Reads an entity block header: entity dimension, tag and a third int
+ * (parametric flag or element type), then the block's count. */
+static int bin_block(msh *r, const char *section, int32_t h[3], uint64_t *count, uint64_t left, uint64_t total)
+{
+    if (!take_int(r, &h[0]) || !take_int(r, &h[1]) || !take_int(r, &h[2]) || !take_size(r, count))
+        return msh_fail(r, "file ends in a $%s block header", section);
+    if (h[0] < 0 || h[0] > 3) return msh_fail(r, "$%s: bad entity dimension %d", section, (int)h[0]);
+    if (*count > left)
+        return msh_fail(r, "$%s block of %llu exceeds the %llu of the header", section, (unsigned long long)*count,
+                        (unsigned long long)total);
+    return AVI_OK;
+}
+
+/* Whether n records of `per` bytes fit in what is left of the file. */
+static int fits(msh *r, uint64_t n, uint64_t per) { return n <= bytes_left(r) / per; }
+
+static int read_nodes_binary(msh *r)
+{
+    size_t start = r->t.pos;
+    r->in_data = 1;
+    uint64_t h[4], seen = 0;
+    int rc = bin_header(r, "the $Nodes header 'numEntityBlocks numNodes minNodeTag maxNodeTag'", h, 4);
+    for (uint64_t b = 0; b < h[0] && !rc; b++) {
+        int32_t bh[3];
+        uint64_t n;
+        if ((rc = bin_block(r, "Nodes", bh, &n, h[1] - seen, h[1]))) break;
+        if (bh[2] != 0 && bh[2] != 1) return msh_fail(r, "$Nodes: bad parametric flag %d", (int)bh[2]);
+        uint64_t coords = 3 + (bh[2] ? (uint64_t)bh[0] : 0);
+        if (!fits(r, n, (uint64_t)r->sz + 8 * coords))
+            return msh_fail(r, "$Nodes block of %llu nodes runs past the end of the file", (unsigned long long)n);
+        size_t first = r->nn;
+        for (uint64_t i = 0; i < n && !rc; i++) {
+            uint64_t tag;
+            take_size(r, &tag);
+            if (tag == 0) return msh_fail(r, "$Nodes: bad node tag 0 (expected a positive integer)");
+            rc = push_node(r, tag);
+        }
+        for (uint64_t i = 0; i < n && !rc; i++) {
+            double *p = r->x[first + i], skip;
+            for (uint64_t k = 0; k < coords; k++) take(r, 8, k < 3 ? &p[k] : &skip);
+            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+                return msh_fail(r, "$Nodes: node %llu has a coordinate that is not finite", (unsigned long long)r->tag[first + i]);
+        }
+        seen += n;
+    }
+    if (!rc && seen != h[1])
+        return msh_fail(r, "$Nodes blocks hold %llu nodes, but the header says %llu", (unsigned long long)seen,
+                        (unsigned long long)h[1]);
+    binary_done(r, start);
+    if (rc || (rc = expect_end(r, "Nodes"))) return rc;
+    return build_map(r);
+}
+
+/* Nodes of a Gmsh element type (binary blocks must be skipped by size), 0
+ * when unknown. */
+static int type_nodes(int32_t type)
+{
+    static const unsigned char n[] = {0, 2, 3, 4, 4, 8, 6, 5, 3, 6, 9, 10, 27, 18, 14, 1,
+                                      8, 20, 15, 13, 9, 10, 12, 15, 15, 21, 4, 5, 6, 20, 35, 56};
+    return type >= 0 && (size_t)type < sizeof n ? n[type] : 0;
+}
+
+static int read_elements_binary(msh *r)
+{
+    size_t start = r->t.pos;
+    r->in_data = 1;
+    uint64_t h[4], seen = 0;
+    int rc = bin_header(r, "the $Elements header 'numEntityBlocks numElements minElementTag maxElementTag'", h, 4);
+    for (uint64_t b = 0; b < h[0] && !rc; b++) {
+        int32_t bh[3];
+        uint64_t n, tags[56];
+        if ((rc = bin_block(r, "Elements", bh, &n, h[1] - seen, h[1]))) break;
+        int nv = type_nodes(bh[2]);
+        if (!nv) return msh_fail(r, "$Elements: unknown element type %d", (int)bh[2]);
+        if (!fits(r, n, (uint64_t)r->sz * (1 + (uint64_t)nv)))
+            return msh_fail(r, "$Elements block of %llu elements runs past the end of the file", (unsigned long long)n);
+        for (uint64_t i = 0; i < n && !rc; i++) {
+            uint64_t id;
+            take_size(r, &id);
+            for (int k = 0; k < nv; k++) take_size(r, &tags[k]);
+            if (bh[2] == 2 || bh[2] == 4) {
+                char name[24];
+                snprintf(name, sizeof name, "%llu", (unsigned long long)id);
+                rc = add_cell(r, bh[2], name, tags);
+            }
+        }
+        seen += n;
+    }
+    if (!rc && seen != h[1])
+        return msh_fail(r, "$Elements blocks hold %llu elements, but the header says %llu", (unsigned long long)seen,
+                        (unsigned long long)h[1]);
+    binary_done(r, start);
+    return rc ? rc : expect_end(r, "Elements");
+}
+
+/* Skips a section of a binary file: its data may hold any byte, so the end
+ * is the first "$EndNAME" line. */
+static int skip_binary(msh *r, const char *name, size_t line)
+{
+    char end[80];
+    int n = snprintf(end, sizeof end, "\n$End%s", name);
+    size_t start = r->t.pos;
+    const char *at = NULL, *from = r->t.buf + start - 1; /* the header's newline */
+    const char *stop = r->t.buf + r->t.size;
+    while (!at && from && (size_t)(stop - from) >= (size_t)n) {
+        if (memcmp(from, end, (size_t)n) == 0) at = from;
+        else from = memchr(from + 1, '\n', (size_t)(stop - from - 1));
+    }
+    if (!at) return avi_text_fail_at(&r->t, line, "section $%s has no $End%s", name, name);
+    r->t.pos = (size_t)(at - r->t.buf) + 1;
+    binary_done(r, start);
+    return expect_end(r, name);
+}
+
 /* Skips a section we do not read, up to its $End line. */
 static int skip_section(msh *r, const char *name, size_t start)
 {
@@ -428,9 +616,23 @@ static int read_format(msh *r)
     if (strcmp(tok[0], "2.2") == 0) r->v4 = 0;
     else if (strcmp(tok[0], "4.1") == 0) r->v4 = 1;
     else return avi_text_fail_at(&r->t, r->t.line, "unsupported .msh version '%s' (supported: 2.2 and 4.1)", excerpt(tok[0], ex));
-    if (strcmp(tok[1], "1") == 0)
-        return avi_text_fail_at(&r->t, r->t.line, "binary .msh files are not supported; save the mesh as ASCII (Gmsh: Mesh.Binary = 0)");
-    if (strcmp(tok[1], "0") != 0) return avi_text_fail_at(&r->t, r->t.line, "bad file type '%s' (0 = ASCII)", excerpt(tok[1], ex));
+    if (strcmp(tok[1], "0") == 0) return expect_end(r, "MeshFormat");
+    if (strcmp(tok[1], "1") != 0)
+        return avi_text_fail_at(&r->t, r->t.line, "bad file type '%s' (0 = ASCII, 1 = binary)", excerpt(tok[1], ex));
+    if (!r->v4)
+        return avi_text_fail_at(&r->t, r->t.line, "binary .msh 2.2 files are not supported; save the mesh as format 4.1 or as ASCII");
+    if (strcmp(tok[2], "8") != 0 && strcmp(tok[2], "4") != 0)
+        return avi_text_fail_at(&r->t, r->t.line, "bad data size '%s' (the size of size_t: 4 or 8)", excerpt(tok[2], ex));
+    r->binary = 1;
+    r->sz = tok[2][0] - '0';
+    /* The int 1 in the writer's byte order. */
+    size_t start = r->t.pos;
+    uint32_t one;
+    r->in_data = 1;
+    if (!take(r, 4, &one)) return msh_fail(r, "file ends before the byte-order mark (the int 1)");
+    if (one != 1 && one != 0x01000000u) return msh_fail(r, "bad byte-order mark 0x%08x (expected the int 1)", (unsigned)one);
+    r->swap = one != 1;
+    binary_done(r, start);
     return expect_end(r, "MeshFormat");
 }
 
@@ -448,12 +650,12 @@ static int parse(msh *r)
         const char *name = tok[0] + 1;
         if (strcmp(name, "Nodes") == 0) {
             if (have_nodes) return avi_text_fail_at(&r->t, r->t.line, "second $Nodes section");
-            if ((rc = read_nodes(r))) return rc;
+            if ((rc = r->binary ? read_nodes_binary(r) : read_nodes(r))) return rc;
             have_nodes = 1;
         } else if (strcmp(name, "Elements") == 0) {
             if (!have_nodes) return avi_text_fail_at(&r->t, r->t.line, "$Elements before $Nodes");
             if (have_elements) return avi_text_fail_at(&r->t, r->t.line, "second $Elements section");
-            if ((rc = read_elements(r))) return rc;
+            if ((rc = r->binary ? read_elements_binary(r) : read_elements(r))) return rc;
             have_elements = 1;
         } else if (strcmp(name, "MeshFormat") == 0) {
             return avi_text_fail_at(&r->t, r->t.line, "second $MeshFormat section");
@@ -462,7 +664,7 @@ static int parse(msh *r)
         } else {
             char saved[64];
             snprintf(saved, sizeof saved, "%s", name);
-            if ((rc = skip_section(r, saved, r->t.line))) return rc;
+            if ((rc = r->binary ? skip_binary(r, saved, r->t.line) : skip_section(r, saved, r->t.line))) return rc;
         }
     }
     size_t last = r->t.line ? r->t.line : 1;
@@ -489,7 +691,8 @@ int avi_mesh_read_msh_hashed(const char *path, avi_mesh *out, unsigned char *sha
     rc = parse(&r);
     if (!rc) {
         avi_mesh m = {r.nn, r.x, r.nt, r.tri, r.nk, r.tet};
-        rc = avi_mesh_validate_lines(&m, path, r.tri_line, r.tet_line, err);
+        /* A binary file's elements have no lines: messages name them by index. */
+        rc = avi_mesh_validate_lines(&m, path, r.binary ? NULL : r.tri_line, r.binary ? NULL : r.tet_line, err);
         if (!rc) {
             *out = m;
             r.x = NULL;

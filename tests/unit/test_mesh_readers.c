@@ -244,6 +244,125 @@ START_TEST(test_fifo_refused)
 }
 END_TEST
 
+/* ---- binary 4.1 ---- */
+
+typedef struct {
+    unsigned char *b;
+    size_t n, cap;
+    int swap, sz; /* other byte order; size_t width */
+} bin_out;
+
+static void put(bin_out *o, const void *v, size_t n, int raw)
+{
+    if (o->n + n > o->cap) {
+        o->cap = 2 * (o->n + n);
+        o->b = realloc(o->b, o->cap);
+        ck_assert_ptr_nonnull(o->b);
+    }
+    for (size_t i = 0; i < n; i++) o->b[o->n + i] = ((const unsigned char *)v)[o->swap && !raw ? n - 1 - i : i];
+    o->n += n;
+}
+static void put_text(bin_out *o, const char *s) { put(o, s, strlen(s), 1); }
+static void put_int(bin_out *o, int32_t v) { put(o, &v, 4, 0); }
+static void put_size(bin_out *o, uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    if (o->sz == 8) put(o, &v, 8, 0);
+    else put(o, &u, 4, 0);
+}
+
+/* A mesh as binary Gmsh 4.1 (layout: tests/data/msh_binary.py), written
+ * independently of the reader: node tags 1..n in one block, triangles and
+ * tetrahedra in one block each, after a point element the reader skips. */
+static unsigned char *msh_binary(const avi_mesh *m, int swap, int sz, size_t *len)
+{
+    bin_out o = {NULL, 0, 0, swap, sz};
+    char head[40];
+    snprintf(head, sizeof head, "$MeshFormat\n4.1 1 %d\n", sz);
+    put_text(&o, head);
+    put_int(&o, 1);
+    put_text(&o, "\n$EndMeshFormat\n$Entities\n");
+    for (int i = 0; i < 4; i++) put_size(&o, 0);
+    put_text(&o, "\n$EndEntities\n$Nodes\n");
+    size_t nv = m->vertex_count;
+    put_size(&o, 1), put_size(&o, nv), put_size(&o, 1), put_size(&o, nv);
+    put_int(&o, 3), put_int(&o, 1), put_int(&o, 0), put_size(&o, nv);
+    for (size_t v = 0; v < nv; v++) put_size(&o, v + 1);
+    for (size_t v = 0; v < nv; v++)
+        for (int k = 0; k < 3; k++) put(&o, &m->x[v][k], 8, 0);
+    put_text(&o, "\n$EndNodes\n$Elements\n");
+    size_t ne = 1 + m->triangle_count + m->tet_count, tag = 1;
+    put_size(&o, 3), put_size(&o, ne), put_size(&o, 1), put_size(&o, ne);
+    put_int(&o, 0), put_int(&o, 1), put_int(&o, 15), put_size(&o, 1); /* a point */
+    put_size(&o, tag++), put_size(&o, 1);
+    put_int(&o, 2), put_int(&o, 1), put_int(&o, 2), put_size(&o, m->triangle_count);
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        put_size(&o, tag++);
+        for (int k = 0; k < 3; k++) put_size(&o, m->triangles[t][k] + 1u);
+    }
+    put_int(&o, 3), put_int(&o, 1), put_int(&o, 4), put_size(&o, m->tet_count);
+    for (size_t t = 0; t < m->tet_count; t++) {
+        put_size(&o, tag++);
+        for (int k = 0; k < 4; k++) put_size(&o, m->tets[t][k] + 1u);
+    }
+    put_text(&o, "\n$EndElements\n");
+    *len = o.n;
+    return o.b;
+}
+
+static void assert_same_mesh(const avi_mesh *a, const avi_mesh *b, const char *what)
+{
+    ck_assert_msg(a->vertex_count == b->vertex_count && a->triangle_count == b->triangle_count &&
+                      a->tet_count == b->tet_count,
+                  "%s: counts differ", what);
+    ck_assert_msg(memcmp(a->x, b->x, a->vertex_count * sizeof *a->x) == 0, "%s: coordinates differ", what);
+    ck_assert_msg(!a->triangle_count || memcmp(a->triangles, b->triangles, a->triangle_count * sizeof *a->triangles) == 0,
+                  "%s: triangles differ", what);
+    ck_assert_msg(!a->tet_count || memcmp(a->tets, b->tets, a->tet_count * sizeof *a->tets) == 0, "%s: tetrahedra differ",
+                  what);
+}
+
+static void write_temp(char *path, const char *ext, const unsigned char *bytes, size_t n);
+
+/* Each ASCII sample written as binary (both byte orders, 4- and 8-byte
+ * size_t) reads back as the same mesh, bit for bit. */
+START_TEST(test_msh41_binary_equals_ascii)
+{
+    static const char *const ascii[] = {SAMPLES "unit_cube_v41.msh", SAMPLES "square_v41.msh", SAMPLES "tetrahedron_v22.msh"};
+    for (int s = 0; s < 3; s++) {
+        avi_mesh a, b;
+        read_ok(ascii[s], &a);
+        for (int variant = 0; variant < 4; variant++) {
+            size_t n;
+            unsigned char *bytes = msh_binary(&a, variant & 1, variant & 2 ? 4 : 8, &n);
+            char tmp[64], what[160];
+            write_temp(tmp, ".msh", bytes, n);
+            snprintf(what, sizeof what, "%s as binary (swap %d, size_t %d)", ascii[s], variant & 1, variant & 2 ? 4 : 8);
+            avi_error err = {0};
+            ck_assert_msg(avi_mesh_read(tmp, &b, &err) == 0, "%s: %s", what, err.message);
+            assert_same_mesh(&a, &b, what);
+            avi_mesh_free(&b);
+            unlink(tmp);
+            free(bytes);
+        }
+        avi_mesh_free(&a);
+    }
+}
+END_TEST
+
+/* The binary seed of the fuzz corpus (tests/data/msh_binary.py, which
+ * writes the ASCII file's own blocks and tags) is the ASCII unit cube. */
+START_TEST(test_msh41_binary_python_writer)
+{
+    avi_mesh a, b;
+    read_ok(SAMPLES "unit_cube_v41.msh", &a);
+    read_ok("tests/fuzz/corpus_msh/binary_unit_cube_v41.msh", &b);
+    assert_same_mesh(&a, &b, "binary_unit_cube_v41.msh");
+    avi_mesh_free(&a);
+    avi_mesh_free(&b);
+}
+END_TEST
+
 /* ---- malformed files ---- */
 
 typedef struct {
@@ -259,7 +378,16 @@ static const bad_case bad_cases[] = {
     {"garbage_text.msh", 1, "not a Gmsh mesh"},
     {"wrong_version_3.0.msh", 2, "unsupported .msh version '3.0'"},
     {"wrong_version_4.0.msh", 2, "unsupported .msh version '4'"},
-    {"binary_v41.msh", 2, "binary .msh files are not supported"},
+    {"binary_v41.msh", 0, "byte 79: file ends in a $Nodes block header"},
+    /* Binary 4.1 files made by tests/data/msh_binary_bad.py. */
+    {"binary_truncated_nodes_v41.msh", 0, "byte 240: $Nodes block of 4 nodes runs past the end of the file"},
+    {"binary_count_beyond_file_v41.msh", 0, "$Nodes block of 1099511627776 nodes runs past the end of the file"},
+    {"binary_undefined_node_v41.msh", 0, "element 20 refers to node 99, which is not defined"},
+    {"binary_unknown_type_v41.msh", 0, "unknown element type 99"},
+    {"binary_bad_data_size_v41.msh", 2, "bad data size '3'"},
+    {"binary_bad_byte_order_v41.msh", 0, "bad byte-order mark"},
+    {"binary_v22.msh", 2, "binary .msh 2.2 files are not supported"},
+    {"binary_element_count_v41.msh", 0, "$Elements blocks hold 20 elements, but the header says 99"},
     {"binary_garbage.msh", 1, "binary data"},
     {"truncated_in_nodes.msh", 8, "expected 'tag x y z'"},
     {"truncated_in_elements_v41.msh", 18, "unexpected end of file in $Elements"},
@@ -403,6 +531,7 @@ static void read_survives(const char *ext, const unsigned char *bytes, size_t n)
 static const char *const samples[] = {
     SAMPLES "tetrahedron_v22.msh", SAMPLES "unit_cube_v41.msh", SAMPLES "square_v41.msh",
     SAMPLES "square.obj", SAMPLES "tetrahedron_surface.obj", SAMPLES "hexagon.obj",
+    "tests/fuzz/corpus_msh/binary_unit_cube_v41.msh",
 };
 
 START_TEST(test_truncated_samples)
@@ -468,6 +597,8 @@ static Suite *readers_suite(void)
     tcase_add_test(tc, test_obj_tetrahedron_relative_indices);
     tcase_add_test(tc, test_obj_polygon_fan);
     tcase_add_test(tc, test_read_dispatch);
+    tcase_add_test(tc, test_msh41_binary_equals_ascii);
+    tcase_add_test(tc, test_msh41_binary_python_writer);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("malformed");
     tcase_add_loop_test(bad, test_malformed_file, 0, BAD_CASES);
