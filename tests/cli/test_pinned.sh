@@ -49,7 +49,8 @@ def datasets(path):
             if not with_events and (name.startswith("observables/events") or name.endswith("/step")):
                 return
             x = obj[()]
-            out[name] = (x.dtype.str, x.shape, x.tobytes())
+            # Strings (variable length: objects) by value, not by address.
+            out[name] = (x.dtype.str, x.shape, repr(x.tolist()) if x.dtype.kind == "O" else x.tobytes())
         f.visititems(visit)
     return out
 da, db = datasets(a), datasets(b)
