@@ -153,16 +153,29 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
  * cannot be read or is not an avi output file. */
 int avi_h5_info(const char *path, FILE *out, avi_error *err);
 
-/* Writes the XDMF 3 description of the frames of an output file:
- * a temporal collection with, per frame k, a spatial collection of one grid
- * per body (Tetrahedron topology when it has tetrahedra, else Triangle, else
- * Polyvertex), Geometry XYZ and a velocity attribute read as hyperslab k of
- * /particles/<body>/{position,velocity}/value. h5_path must exist; the .xmf
- * refers to its absolute path. The file is replaced atomically (temporary
- * file in the same directory, fsync, rename). Returns 0, or non-zero with err
- * (may be NULL) filled. */
+/* Writes the XDMF description of the frames of an output file: a temporal
+ * collection with, per frame k, a spatial collection of one grid per body
+ * (Tetrahedron topology when it has tetrahedra, else Triangle, else
+ * Polyvertex), its positions (frame k of /particles/<body>/position/value,
+ * described once for XDMF 2 and once for XDMF 3 readers: ParaView's
+ * XDMFReader and Xdmf3ReaderS/T both read it) and masses. h5_path must
+ * exist; the .xmf refers to it by a path relative to the .xmf's directory,
+ * so the two can be moved together. The file is replaced atomically
+ * (temporary file in the same directory, fsync, rename). Returns 0, or
+ * non-zero with err (may be NULL) filled. */
 int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies,
                    int body_count, const double *frame_times, size_t frame_count, avi_error *err);
+
+/* Appends frames first..frame_count-1 to a sidecar written by
+ * avi_xdmf_write or this function with `first` frames: written in place
+ * before the closing lines, which are written again after them, so the
+ * cost does not depend on the frames already there. The file is valid XML
+ * before and after; a write cut short leaves a file no XML parser accepts
+ * (never one with wrong frames). When the file does not end as this
+ * writer ends it (or first is 0), it is rewritten whole as by
+ * avi_xdmf_write. Returns 0, or non-zero with err (may be NULL) filled. */
+int avi_xdmf_append(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies, int body_count,
+                    const double *frame_times, size_t first, size_t frame_count, avi_error *err);
 
 /* The default sidecar path of an output file: ".h5" replaced by ".xmf", or
  * ".xmf" appended. Returns 0, or -1 when it does not fit in size bytes. */
