@@ -13,6 +13,11 @@ if [ -z "$pv" ] || ! command -v xvfb-run >/dev/null || ! command -v xauth >/dev/
   exit 77
 fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+echo 'import paraview.simple' > "$work/probe.py"
+if ! xvfb-run -a "$pv" "$work/probe.py" > "$work/probe.txt" 2>&1; then
+  echo "skipped: $pv cannot import paraview.simple (install python3-paraview): $(tail -n 1 "$work/probe.txt")"
+  exit 77
+fi
 mkdir "$work/run"
 "$AVI" run sphere-plate --set time.end=4e-5 --set output.frame_every=1e-5 --set bodies.sphere.mesh.subdivisions=2 \
   --set bodies.plate.mesh.rings=8 -o "$work/run/pv.h5" --quiet || { echo "run failed"; exit 1; }
