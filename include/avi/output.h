@@ -102,8 +102,8 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3],
                        const double (*v)[3]);
 
-/* Writes pending rows, flushes the file (H5Fflush) and rewrites the XDMF
- * sidecar if frames were added since it was last written. Everything written
+/* Writes pending rows, flushes the file (H5Fflush) and appends the frames
+ * added since to the XDMF sidecar (avi_xdmf_append). Everything written
  * before it is then visible to SWMR readers and survives a killed process.
  * The caller calls it at every output interval. Fails when the file was
  * removed or replaced on disk. Returns 0 or non-zero on error. */
