@@ -12,12 +12,15 @@
  * A process killed during an append: the write either happened or not
  * (the file is valid XML with the old or the new frames), or it stopped
  * part way (a write is only cut between pages). A part-way write leaves a
- * strict prefix of "new blocks + trailer" where the old trailer was. Such a
- * file is never valid XML, so no reader shows wrong frames: the root
- * element is closed only by the last line of the new trailer, and a prefix
- * shorter than the old trailer is an unfinished start tag ("<Grid Name=...",
- * longer than the trailer) followed by the rest of the old trailer, whose
- * '<' cannot appear inside a tag. The next append finds no trailer and
+ * strict prefix P of "new blocks + trailer" where the old trailer was,
+ * followed by what is left of the old trailer beyond P. When P is longer
+ * than the old trailer, nothing closes the root element (only the last
+ * line of the new trailer does). When it is shorter, P is the indentation
+ * of "    <Grid Name=..." (then the file reads as the old one, blanks
+ * aside, or has text "/Grid>" where a closing tag belongs) or an unfinished
+ * start tag followed by the old trailer's '<', which cannot appear in a
+ * tag. So a torn append leaves the old frames or a file no XML parser
+ * accepts, never wrong frames. The next append finds no trailer and
  * rewrites the file whole, as `avi resume` does. Appends are not fsynced
  * (neither are the HDF5 frames they point to): after a power loss the last
  * appends may be missing or torn, with the same outcome.
@@ -275,7 +278,12 @@ static off_t trailer_offset(int fd)
 static int append(const char *xmf_path, const char *h5, const avi_h5_body *bodies, int body_count,
                   const double *times, size_t first, size_t count, avi_error *err)
 {
-    int fd = open(xmf_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    /* Never opened when not a regular file (a device or FIFO planted by
+     * the user: opening it could block or act); checked again on the
+     * descriptor. */
+    struct stat st;
+    if (lstat(xmf_path, &st) != 0 || !S_ISREG(st.st_mode)) return 1;
+    int fd = open(xmf_path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 1;
     off_t at = trailer_offset(fd);
     if (at < 0) {

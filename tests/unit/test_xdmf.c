@@ -318,6 +318,59 @@ START_TEST(test_append_needs_the_closing_lines)
 }
 END_TEST
 
+/* Every way an append can be cut short (a prefix of what it writes, over
+ * the old closing lines) parses as the old frames, as the new ones (all but
+ * the last newline written), or not at all: never as wrong frames. */
+START_TEST(test_torn_append_never_wrong)
+{
+    if (!have_python()) return;
+    make_tmpdir();
+    char h5[PATH_MAX], xmf[PATH_MAX], old[PATH_MAX];
+    snprintf(h5, sizeof h5, "%s/a.h5", tmpdir);
+    snprintf(xmf, sizeof xmf, "%s/a.xmf", tmpdir);
+    snprintf(old, sizeof old, "%s/old.xmf", tmpdir);
+    FILE *f = fopen(h5, "w");
+    fclose(f);
+    avi_h5_body b[2] = {{.name = "sheet", .vertex_count = 4, .triangles = tris, .triangle_count = 2},
+                        {.name = "dots", .first_vertex = 4, .vertex_count = 3}};
+    double times[3] = {0, 1, 2};
+    avi_error err;
+    ck_assert_int_eq(avi_xdmf_write(xmf, h5, b, 2, times, 2, &err), 0);
+    char *s = slurp(xmf);
+    f = fopen(old, "w");
+    fputs(s, f);
+    fclose(f);
+    free(s);
+    ck_assert_int_eq(avi_xdmf_append(xmf, h5, b, 2, times, 2, 3, &err), 0);
+    static const char script[] =
+        "import sys, xml.etree.ElementTree as ET\n"
+        "old, new = open(sys.argv[1]).read(), open(sys.argv[2]).read()\n"
+        "T = '  </Grid>\\n  </Domain>\\n</Xdmf>\\n'\n"
+        "base = old[:-len(T)]\n"
+        "assert new.startswith(base) and old.endswith(T)\n"
+        "add = new[len(base):]\n"
+        "seen = set()\n"
+        "for p in range(len(add)):\n"
+        "    try:\n"
+        "        n = len(ET.fromstring(base + add[:p] + T[p:]).findall('.//Time'))\n"
+        "    except ET.ParseError:\n"
+        "        n = None\n"
+        "    assert n in (None, 2) or (n == 3 and p == len(add) - 1), (p, n)\n"
+        "    seen.add(n)\n"
+        "assert seen == {None, 2, 3}, seen\n";
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        execl("/usr/bin/python3", "/usr/bin/python3", "-c", script, old, xmf, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_writer_without_sidecar_dir)
 {
     /* A sidecar that cannot be written is an error of the flush. */
@@ -350,6 +403,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_writer_without_sidecar_dir);
     tcase_add_test(tc, test_relative_paths);
     tcase_add_test(tc, test_append_needs_the_closing_lines);
+    tcase_add_test(tc, test_torn_append_never_wrong);
     suite_add_tcase(s, tc);
     return s;
 }
