@@ -127,8 +127,8 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3],
                        const double (*v)[3]);
 
-/* Writes pending rows, flushes the file (H5Fflush) and rewrites the XDMF
- * sidecar if frames were added since it was last written. Everything written
+/* Writes pending rows, flushes the file (H5Fflush) and appends the frames
+ * added since to the XDMF sidecar (avi_xdmf_append). Everything written
  * before it is then visible to SWMR readers and survives a killed process.
  * The caller calls it at every output interval. Fails when the file was
  * removed or replaced on disk. Returns 0 or non-zero on error. */
@@ -183,16 +183,29 @@ char *avi_h5_read_text(const char *path, const char *dataset);
  * cannot be read or is not an avi output file. */
 int avi_h5_info(const char *path, FILE *out, avi_error *err);
 
-/* Writes the XDMF 3 description of the frames of an output file:
- * a temporal collection with, per frame k, a spatial collection of one grid
- * per body (Tetrahedron topology when it has tetrahedra, else Triangle, else
- * Polyvertex), Geometry XYZ and a velocity attribute read as hyperslab k of
- * /particles/<body>/{position,velocity}/value. h5_path must exist; the .xmf
- * refers to its absolute path. The file is replaced atomically (temporary
- * file in the same directory, fsync, rename). Returns 0, or non-zero with err
- * (may be NULL) filled. */
+/* Writes the XDMF description of the frames of an output file: a temporal
+ * collection with, per frame k, a spatial collection of one grid per body
+ * (Tetrahedron topology when it has tetrahedra, else Triangle, else
+ * Polyvertex), its positions (frame k of /particles/<body>/position/value,
+ * described once for XDMF 2 and once for XDMF 3 readers: ParaView's
+ * XDMFReader and Xdmf3ReaderS/T both read it) and masses. h5_path must
+ * exist; the .xmf refers to it by a path relative to the .xmf's directory,
+ * so the two can be moved together. The file is replaced atomically
+ * (temporary file in the same directory, fsync, rename). Returns 0, or
+ * non-zero with err (may be NULL) filled. */
 int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies,
                    int body_count, const double *frame_times, size_t frame_count, avi_error *err);
+
+/* Appends frames first..frame_count-1 to a sidecar written by
+ * avi_xdmf_write or this function with `first` frames: written in place
+ * before the closing lines, which are written again after them, so the
+ * cost does not depend on the frames already there. The file is valid XML
+ * before and after; a write cut short leaves a file no XML parser accepts
+ * (never one with wrong frames). When the file does not end as this
+ * writer ends it (or first is 0), it is rewritten whole as by
+ * avi_xdmf_write. Returns 0, or non-zero with err (may be NULL) filled. */
+int avi_xdmf_append(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies, int body_count,
+                    const double *frame_times, size_t first, size_t frame_count, avi_error *err);
 
 /* The default sidecar path of an output file: ".h5" replaced by ".xmf", or
  * ".xmf" appended. Returns 0, or -1 when it does not fit in size bytes. */

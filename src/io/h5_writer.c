@@ -911,7 +911,8 @@ int avi_h5_flush(avi_h5_writer *w)
         return fail(w, AVI_ERR_RUN, "the file was removed or replaced while being written");
     if (w->xdmf_path && w->frames > w->frames_in_xdmf) {
         avi_error e;
-        if (avi_xdmf_write(w->xdmf_path, w->path, w->bodies, w->body_count, w->frame_times, w->frames, &e))
+        if (avi_xdmf_append(w->xdmf_path, w->path, w->bodies, w->body_count, w->frame_times, w->frames_in_xdmf,
+                             w->frames, &e))
             return fail_with(w, &e);
         w->frames_in_xdmf = w->frames;
     }
