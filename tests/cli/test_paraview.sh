@@ -120,9 +120,17 @@ PY
 fail=0
 check() { # where: the sidecar's directory
   local out="$work/out.txt"
-  (cd "$work" && xvfb-run -a -s "-screen 0 640x480x24" "$pv" "$work/check.py" \
-    "$1/pv.xmf" "$work/last.txt" "$work/last.png") > "$out" 2>&1
-  local rc=$?
+  local rc try
+  # xvfb-run -a can hand out a display whose server is not up yet on a
+  # loaded machine ("bad X server connection"): that, and only that, is
+  # tried again, up to twice.
+  for try in 1 2 3; do
+    (cd "$work" && xvfb-run -a -s "-screen 0 640x480x24" "$pv" "$work/check.py" \
+      "$1/pv.xmf" "$work/last.txt" "$work/last.png") > "$out" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && grep -q "bad X server connection" "$out" || break
+    sleep 2
+  done
   grep -v "^$" "$out" | tail -5
   if [ $rc -ne 0 ]; then echo "FAIL ($2): pvbatch exit $rc"; fail=1; fi
   if grep -qE "ERR|Error|error|Skipping|Warning" "$out"; then
