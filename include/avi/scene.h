@@ -16,6 +16,7 @@
  *   time.end      end time > 0, required
  *   integrator    type: avi (default) | sync-explicit | sync-implicit |
  *                 sync-rootfind | explicit-euler | implicit-euler
+ *                 (the synchronous ones refuse a scene with contact)
  *                 alpha: sync-implicit only, in [0, 1], default 0.5
  *                 tolerance: synchronous integrators only, > 0, default
  *                 1e-10: Newton's relative residual and constraints'

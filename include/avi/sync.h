@@ -71,7 +71,8 @@ typedef struct {
  * 50 Newton iterations, no damping, CHOLMOD, no constraints. */
 avi_sync_options avi_default_sync_options(void);
 
-/* A synchronous engine over a finalized model. NULL on error, err filled.
+/* A synchronous engine over a finalized model without contact (these
+ * integrators do not resolve it: AVI_ERR_INPUT). NULL on error, err filled.
  * Constraints must hold at the initial positions (to tolerance * length)
  * and are refused by the Euler baselines only when they cannot be
  * projected; pinned vertices may appear in them. */

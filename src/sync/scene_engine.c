@@ -125,6 +125,13 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
         }
         return e;
     }
+    if (sc->contact.enabled) {
+        free(c);
+        scene_fail(err, sc, "integrator.type: %s does not handle contact (the scene's contact section); "
+                            "the bodies would pass through each other. Use integrator.type: avi, or remove contact",
+                   avi_integrator_name(sc->integrator.type));
+        return NULL;
+    }
     avi_sync_options o = avi_default_sync_options();
     o.type = sc->integrator.type;
     o.alpha = sc->integrator.alpha;

@@ -66,6 +66,10 @@ avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, av
     if (!(o.damping >= 0.0) || !isfinite(o.damping)) return fail(err, AVI_ERR_INPUT, "damping must be >= 0 and finite");
     if ((unsigned)o.linear_solver > AVI_SOLVER_PCG) return fail(err, AVI_ERR_INPUT, "unknown linear solver");
     if (o.constraint_count && !o.constraints) return fail(err, AVI_ERR_INPUT, "constraint_count without constraints");
+    /* No synchronous integrator resolves contact yet: the bodies would pass
+     * through each other without a word. */
+    if (m->has_contact)
+        return fail(err, AVI_ERR_INPUT, "synchronous integrators do not handle contact; the model has contact enabled");
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;

@@ -69,5 +69,16 @@ PY
 run two-spheres two-spheres 1 --set time.end=4.5e-3
 run strip-fold strip-fold 0
 
+# The synchronous integrators do not resolve contact: a scene with contact
+# is refused (exit 2, naming the integrator and the contact section, no
+# file), never run with the bodies passing through each other.
+for integ in sync-explicit sync-implicit sync-rootfind explicit-euler implicit-euler; do
+  "$AVI" run sphere-plate --set integrator.type=$integ --set time.end=2e-4 -o "$work/$integ.h5" --quiet \
+    2> "$work/$integ.err"; rc=$?
+  if [ $rc -ne 2 ] || ! grep -q "integrator.type: $integ does not handle contact" "$work/$integ.err" || [ -e "$work/$integ.h5" ]; then
+    echo "$integ with contact: exit $rc, $(cat "$work/$integ.err")"; bad=$((bad + 1))
+  fi
+done
+
 echo "contact cli: $bad problems"
 [ "$bad" -eq 0 ]
