@@ -103,7 +103,8 @@
  *                         translate; a box that pins nothing is an error)
  *                         or {indices: [i, ...]} (body-local, no repeats)
  *                         or {boundary: true}: every vertex on an open edge
- *                         of the body's triangle surface (a clamped rim)
+ *                         of the body's triangle surface (positions held,
+ *                         rotation free: a simple support, not a clamp)
  *                   time_step: dt or {fixed: dt}, dt > 0: a fixed step for
  *                         the body's potentials
  *   contact       stored for the contact manager; absent: disabled.
