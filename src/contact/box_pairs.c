@@ -13,13 +13,6 @@ typedef struct {
 
 static int64_t cell_of(const grid *g, double c, int axis) { return (int64_t)floor((c - g->lo[axis]) / g->h); }
 
-/* 21 bits per axis; the grid has at most 2^21 cells along each, so keys
- * are unique. */
-static uint64_t cell_key(int64_t i, int64_t j, int64_t k)
-{
-    const uint64_t m = (1u << 21) - 1;
-    return (((uint64_t)i & m) << 42) | (((uint64_t)j & m) << 21) | ((uint64_t)k & m);
-}
 
 /* Cells box b spans, as a double (no overflow). */
 static double cells_of(const grid *g, const double b[6])
@@ -69,7 +62,7 @@ static int pairs_in_cell(const grid *g, const double (*box)[6], const entry *e, 
             if (!overlap(a, b)) continue;
             int64_t c[3];
             for (int k = 0; k < 3; k++) c[k] = cell_of(g, fmax(a[k], b[k]), k);
-            if (cell_key(c[0], c[1], c[2]) != e[s].key) continue;
+            if (avi_cell_key(c[0], c[1], c[2]) != e[s].key) continue;
             if (*n == *cap) {
                 size_t cap2 = *cap ? 2 * *cap : 1024;
                 avi_box_pair *p = realloc(*out, cap2 * sizeof *p);
@@ -102,7 +95,7 @@ long avi_box_pairs(const double (*box)[6], size_t n, avi_box_pair **pairs)
         for (int64_t x = cell_of(&g, b[0], 0); x <= cell_of(&g, b[3], 0); x++)
             for (int64_t y = cell_of(&g, b[1], 1); y <= cell_of(&g, b[4], 1); y++)
                 for (int64_t z = cell_of(&g, b[2], 2); z <= cell_of(&g, b[5], 2); z++)
-                    e[m++] = (entry){cell_key(x, y, z), (uint32_t)i};
+                    e[m++] = (entry){avi_cell_key(x, y, z), (uint32_t)i};
     }
     entry *sorted = avi_cell_entries_sort(e, spare, m);
     avi_box_pair *out = NULL;

@@ -19,13 +19,6 @@ struct avi_cell_range {
     uint32_t start, end;
 };
 
-/* 21 bits per axis; distant cells that wrap onto one key only add
- * candidates, which the exact tests then reject. */
-static inline uint64_t cell_key(int64_t i, int64_t j, int64_t k)
-{
-    const uint64_t m = (1u << 21) - 1;
-    return (((uint64_t)i & m) << 42) | (((uint64_t)j & m) << 21) | ((uint64_t)k & m);
-}
 
 static inline int64_t cell_of(double c, double h) { return (int64_t)floor(c / h); }
 
@@ -158,7 +151,7 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
     if (!pe) return -1;
     for (size_t i = 0; i < npoints; i++) {
         const double *p = x[points[i]];
-        pe[i].key = cell_key(cell_of(p[0], h), cell_of(p[1], h), cell_of(p[2], h));
+        pe[i].key = avi_cell_key(cell_of(p[0], h), cell_of(p[1], h), cell_of(p[2], h));
         pe[i].item = (uint32_t)i;
     }
     pe = avi_cell_entries_sort(pe, bp->spare, npoints);
@@ -174,7 +167,7 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
         for (int64_t i = i0; i <= i1; i++)
             for (int64_t j = j0; j <= j1; j++)
                 for (int64_t k = k0; k <= k1; k++) {
-                    struct avi_cell_range run = find_cell(bp, bits, cell_key(i, j, k));
+                    struct avi_cell_range run = find_cell(bp, bits, avi_cell_key(i, j, k));
                     for (uint32_t a = run.start; a < run.end; a++) {
                         uint32_t v = points[pe[a].item];
                         if (v == tri[t][0] || v == tri[t][1] || v == tri[t][2]) continue;
@@ -209,7 +202,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
         for (int64_t i = cell_of(b[0], h); i <= cell_of(b[3], h); i++)
             for (int64_t j = cell_of(b[1], h); j <= cell_of(b[4], h); j++)
                 for (int64_t k = cell_of(b[2], h); k <= cell_of(b[5], h); k++) {
-                    pe[m].key = cell_key(i, j, k);
+                    pe[m].key = avi_cell_key(i, j, k);
                     pe[m].item = (uint32_t)e;
                     m++;
                 }
@@ -239,7 +232,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
                 double c0 = u->lo[0] > w->lo[0] ? u->lo[0] : w->lo[0];
                 double c1 = u->lo[1] > w->lo[1] ? u->lo[1] : w->lo[1];
                 double c2 = u->lo[2] > w->lo[2] ? u->lo[2] : w->lo[2];
-                if (cell_key(cell_of(c0, h), cell_of(c1, h), cell_of(c2, h)) != pe[s].key) continue;
+                if (avi_cell_key(cell_of(c0, h), cell_of(c1, h), cell_of(c2, h)) != pe[s].key) continue;
                 uint32_t ea = u->edge, eb = w->edge;
                 if (emit(bp, &n, ea < eb ? ea : eb, ea < eb ? eb : ea)) return -1;
             }

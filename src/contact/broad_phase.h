@@ -48,4 +48,13 @@ long avi_broad_phase_vf(avi_broad_phase *bp, const double (*x)[3], const uint32_
 long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_t (*edges)[2], size_t nedges,
                         double r, double h);
 
+/* A grid cell's key, 21 bits per axis: distant cells that wrap onto one
+ * key only add candidates, which exact tests then reject (a grid of at most
+ * 2^21 cells along each axis gets unique keys). */
+static inline uint64_t avi_cell_key(int64_t i, int64_t j, int64_t k)
+{
+    const uint64_t m = (1u << 21) - 1;
+    return (((uint64_t)i & m) << 42) | (((uint64_t)j & m) << 21) | ((uint64_t)k & m);
+}
+
 #endif

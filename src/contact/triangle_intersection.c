@@ -70,8 +70,9 @@ static int coplanar_meets(const double p[3], const double q[3], const double a[3
            segments_meet(p, q, b, c, u, v) || segments_meet(p, q, c, a, u, v);
 }
 
-int avi_segment_meets_triangle(const double p[3], const double q[3], const double a[3], const double b[3],
-                               const double c[3])
+/* 1 when the closed segment pq meets the closed triangle abc. */
+static int segment_meets_triangle(const double p[3], const double q[3], const double a[3], const double b[3],
+                                  const double c[3])
 {
     int sp = avi_orient3d(a, b, c, p), sq = avi_orient3d(a, b, c, q);
     if (sp * sq > 0) return 0;
@@ -85,7 +86,7 @@ int avi_segment_meets_triangle(const double p[3], const double q[3], const doubl
 /* Edge (s[k], s[k+1]) of s meets triangle t. */
 static int edge_meets(const double (*x)[3], const uint32_t s[3], int k, const uint32_t t[3])
 {
-    return avi_segment_meets_triangle(x[s[k]], x[s[(k + 1) % 3]], x[t[0]], x[t[1]], x[t[2]]);
+    return segment_meets_triangle(x[s[k]], x[s[(k + 1) % 3]], x[t[0]], x[t[1]], x[t[2]]);
 }
 
 static int report(avi_tri_hit *hit, int kind, int first, uint32_t a, uint32_t b)

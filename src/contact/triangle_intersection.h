@@ -46,8 +46,4 @@ int avi_triangles_intersect(const double (*x)[3], const uint32_t s[3], const uin
 int avi_triangles_first_intersection(const double (*x)[3], const uint32_t (*tri)[3], size_t n, size_t *i, size_t *j,
                                      avi_tri_hit *hit);
 
-/* 1 when the closed segment pq meets the closed triangle abc. */
-int avi_segment_meets_triangle(const double p[3], const double q[3], const double a[3], const double b[3],
-                               const double c[3]);
-
 #endif

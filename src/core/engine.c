@@ -82,7 +82,6 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err)
         avi_engine_destroy(e);
         return NULL;
     }
-    e->contact_clock = (avi_contact_clock *)e->contact; /* its first member */
     /* Prefetching pays once the working set leaves the L2 cache; below,
      * its instructions are pure cost (bench/README.md, graded meshes). Half
      * the L2 leaves room for the queue and the groups. */
@@ -528,7 +527,7 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
 {
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
-    avi_contact_clock *cm = e->contact_clock;
+    avi_contact_clock *cm = contact_clock(e);
     const double kd = e->damping;
     const int prefetch = e->prefetch;
     uint32_t pos = *pos_io;
@@ -724,7 +723,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     avi_twolevel_queue *q = &e->queue;
     avi_clock_groups *groups = &e->groups;
     const double kd = e->damping;
-    avi_contact_clock *cm = e->contact_clock;
+    avi_contact_clock *cm = contact_clock(e);
     const int prefetch = e->prefetch;
     const uint32_t drift_all_max = e->drift_all_max;
     uint64_t counts[AVI_KIND_COUNT] = {0};

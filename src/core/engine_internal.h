@@ -58,7 +58,6 @@ struct avi_engine {
     struct avi_sync *sync;
     const avi_stepper_ops *stepper; /* set with sync */
     struct avi_contact_manager *contact;
-    avi_contact_clock *contact_clock; /* the manager's first member */
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */
@@ -75,6 +74,12 @@ struct avi_engine {
     avi_observer *obs;
     avi_error err;
 };
+
+/* The contact manager's clock: its first member; NULL without contact. */
+static inline avi_contact_clock *contact_clock(const avi_engine *e)
+{
+    return (avi_contact_clock *)e->contact;
+}
 
 /* The queue as one entry per potential (group cursors expanded), in no
  * particular order: avi_engine_queue_size entries. For checkpoints. */

@@ -53,11 +53,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
                        int body_count, size_t vertex_count, avi_error *err)
 {
     avi_hdf5_init();
-    /* Few metadata retries: a killed writer never completes what failed. */
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_metadata_read_attempts(fapl, 8);
-    hid_t f = H5Fopen(old_path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
-    H5Pclose(fapl);
+    hid_t f = avi_hdf5_open_output(old_path);
     /* Messages name the output (old_path is its set-aside name); what the
      * earlier output lacks is bad input, a failed write is the run's. */
     const char *name = avi_h5_path(w);

@@ -242,27 +242,10 @@ static herr_t add_scale(hid_t group, const char *name, const H5L_info_t *info, v
     return 0;
 }
 
-/* SWMR reading sees a live run consistently; older files need a plain open.
- * A SWMR reader retries metadata that fails its checksum, waiting for the
- * writer to finish it; a killed writer never will, so a few tries give a
- * clear error instead of a hang. */
-static hid_t open_output(const char *path)
-{
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_metadata_read_attempts(fapl, 8);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
-    H5Pclose(fapl);
-    if (f < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    }
-    return f;
-}
-
 char *avi_h5_read_text(const char *path, const char *dataset)
 {
     avi_hdf5_init();
-    reader r = {open_output(path), path, NULL};
+    reader r = {avi_hdf5_open_output(path), path, NULL};
     if (r.file < 0) {
         H5Eclear2(H5E_DEFAULT);
         return NULL;
@@ -281,7 +264,7 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
         err->status = AVI_OK;
         err->message[0] = 0;
     }
-    r.file = open_output(path);
+    r.file = avi_hdf5_open_output(path);
     if (r.file < 0) return rfail(&r, AVI_ERR_INPUT, "cannot open the file as HDF5");
     if (!exists(r.file, "/h5md") || !exists(r.file, "/observables/total_energy/value") ||
         !exists(r.file, "/parameters")) {

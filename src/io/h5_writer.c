@@ -123,13 +123,14 @@ static void compose(char *out, size_t size, const char *path, const char *what, 
 static void seal(avi_h5_writer *w);
 
 /* Records the first error: "PATH: OPERATION failed (HDF5's innermost
- * message)", and seals the file (no more HDF5 writes). */
+ * message)"; after a failed write (not bad arguments) it seals the file
+ * (no more HDF5 writes). */
 static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
 {
     h5_detail d = {{0}};
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &d);
     H5Eclear2(H5E_DEFAULT);
-    seal(w);
+    if (status != AVI_ERR_INPUT) seal(w);
     if (w->failed) return -1;
     w->failed = 1;
     w->err.status = status;
@@ -919,15 +920,6 @@ int avi_h5_flush(avi_h5_writer *w)
     return 0;
 }
 
-/* Whether the open file f is the one this writer created (not a file put
- * at its path since). */
-static int is_our_file(const avi_h5_writer *w, hid_t f)
-{
-    void *handle = NULL;
-    struct stat st;
-    if (H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) < 0 || !handle || fstat(*(int *)handle, &st) != 0) return 0;
-    return st.st_dev == w->dev && st.st_ino == w->ino;
-}
 
 /* The whole completion text, stored once the SWMR file is closed: the file
  * is reopened for SWMR writing, a variable-length UTF-8 dataset is written
@@ -950,7 +942,7 @@ static int store_whole_completion(avi_h5_writer *w, const char *text)
     if (f < 0) return fail(w, AVI_ERR_RUN, "reopening to store the completion state failed");
     int rc = 0;
     hid_t pg = -1;
-    if (!is_our_file(w, f))
+    if (!avi_output_h5_is(f, w->dev, w->ino))
         rc = fail(w, AVI_ERR_RUN, "the file was replaced before its completion state was stored");
     else if ((pg = H5Gopen2(f, "parameters", H5P_DEFAULT)) < 0)
         rc = fail(w, AVI_ERR_RUN, "opening /parameters failed");

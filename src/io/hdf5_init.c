@@ -26,3 +26,17 @@ void avi_hdf5_init(void)
     thread_ready = 1;
     if (!print_errors) H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
+
+hid_t avi_hdf5_open_output(const char *path)
+{
+    avi_hdf5_init();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_metadata_read_attempts(fapl, 8);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+    H5Pclose(fapl);
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    }
+    return f;
+}

@@ -3,6 +3,8 @@
 #ifndef AVI_IO_HDF5_INIT_H
 #define AVI_IO_HDF5_INIT_H
 
+#include <hdf5.h>
+
 /* Once per process, before HDF5's first call: HDF5's at-exit shutdown off
  * (it crashes on a file whose close failed, e.g. on a full disk; avi closes
  * every file itself). Once per thread (HDF5's error stack is per thread):
@@ -11,5 +13,11 @@
  * user through avi_error. A program that calls HDF5 itself calls this
  * before its own first HDF5 call. */
 void avi_hdf5_init(void);
+
+/* Opens an output file for reading: SWMR reading sees a live run
+ * consistently (a few metadata retries only: a killed writer never
+ * completes what failed its checksum), else a plain open (older files).
+ * The HDF5 file, or a negative id. */
+hid_t avi_hdf5_open_output(const char *path);
 
 #endif

@@ -379,15 +379,21 @@ int avi_output_create(const char *path, avi_error *err)
     return fd;
 }
 
+int avi_output_h5_is(hid_t file, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    int *h5fd = NULL;
+    if (H5Fget_vfd_handle(file, H5P_DEFAULT, (void **)&h5fd) < 0 || !h5fd || fstat(*h5fd, &st) != 0) return 0;
+    return st.st_dev == dev && st.st_ino == ino;
+}
+
 /* HDF5's file is ours: the inode we created, still named `path`. */
 static int is_ours(hid_t file, int fd, const char *path)
 {
-    struct stat mine, theirs, named;
-    int *h5fd = NULL;
+    struct stat mine, named;
     if (fstat(fd, &mine) != 0 || lstat(path, &named) != 0 || !S_ISREG(named.st_mode) || !same_inode(&mine, &named))
         return 0;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, (void **)&h5fd) < 0 || !h5fd) return 0;
-    return fstat(*h5fd, &theirs) == 0 && same_inode(&mine, &theirs);
+    return avi_output_h5_is(file, mine.st_dev, mine.st_ino);
 }
 
 hid_t avi_output_create_h5(const char *path, hid_t fapl, int *fd_out, avi_error *err)

@@ -72,6 +72,10 @@ int avi_output_create(const char *path, avi_error *err);
  * -1 with err filled. */
 hid_t avi_output_create_h5(const char *path, hid_t fapl, int *fd, avi_error *err);
 
+/* Whether the open HDF5 file is the file (dev, ino): not one put at its
+ * name since. */
+int avi_output_h5_is(hid_t file, dev_t dev, ino_t ino);
+
 /* Renames a complete temporary over `path`, unless `path` is something
  * other than a regular file (a symbolic link, directory, device, FIFO or
  * socket would be replaced), and syncs the directory. On failure the

@@ -1,15 +1,15 @@
 /* The blow-up check of a run (src/run/blow_up.h). */
 #include "run/blow_up.h"
+#include "base/vec3.h"
 
 #include <math.h>
 #include <stdio.h>
 
 void avi_blow_up_init(avi_blow_up *b, const avi_scene *scene)
 {
-    const double *g = scene->gravity;
     *b = (avi_blow_up){.max_growth = scene->output.max_energy_growth,
                        .end_time = scene->end_time,
-                       .gravity = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])};
+                       .gravity = v3_norm(scene->gravity)};
 }
 
 /* The scale: the energies at t = 0, but at least M (|g| L + (L / T)^2)

@@ -236,8 +236,8 @@ static int write_contact(hid_t f, const avi_contact_manager *cm)
 #undef U32
 #undef F64
 #undef U8
-    uint64_t c[8] = {cm->free_slot, cm->alive, cm->epoch, cm->runs, cm->clock.speed_triggers, cm->activations,
-                     cm->retirements, 0};
+    uint64_t c[7] = {cm->free_slot, cm->alive, cm->epoch, cm->runs, cm->clock.speed_triggers, cm->activations,
+                     cm->retirements};
     double s[3] = {cm->clock.next_run, cm->vcap, cm->clock.vcap2};
     if (!rc) rc = put1(g, "counters", H5T_NATIVE_UINT64, 7, 1, c);
     if (!rc) rc = put1(g, "clocks", H5T_NATIVE_DOUBLE, 3, 1, s);

@@ -395,9 +395,12 @@ int avi_run_evolve(avi_run *r, double t_end, avi_error *err)
      * have gone on a little after it, but nothing after it was written). */
     if (avi_output_stream_drain(r->stream) && (rc == AVI_OK || rc == AVI_INTERRUPTED)) rc = AVI_ERR_RUN;
     draw_progress(r, avi_engine_time(r->engine), 1);
-    /* A checkpoint at the end (or where the stop flag stopped the run),
-     * from which a resume continues or extends the run. */
-    if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !r->io_failed && !r->ckpt_failed && write_checkpoint(r))
+    /* A checkpoint where the stop flag stopped the run, or at the end, from
+     * which a resume continues or extends the run; at the end the
+     * checkpoint observer, called at t_end like every observer, wrote it. */
+    int end_written = rc == AVI_OK && r->scene->output.checkpoint_every > 0.0;
+    if ((rc == AVI_OK || rc == AVI_INTERRUPTED) && !end_written && !r->io_failed && !r->ckpt_failed &&
+        write_checkpoint(r))
         rc = AVI_ERR_RUN;
     r->status = rc;
     r->reached_end = rc == AVI_OK && t_end >= r->scene->end_time;

@@ -56,7 +56,11 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
     fflush(f);
 }
 
-void avi_run_log_fit(const char *const *fields, int n, int width, char *out, size_t size)
+/* Joins `fields` with two spaces into `out`, in at most `width` - 1
+ * columns (a terminal wraps a line that reaches its last one): the fields
+ * from the first that does not fit on are dropped, and a first field too
+ * long on its own is cut. */
+static void fit(const char *const *fields, int n, int width, char *out, size_t size)
 {
     size_t cap = width > 1 ? (size_t)width - 1 : 1, len = 0;
     if (cap >= size) cap = size - 1;
@@ -103,7 +107,7 @@ void avi_run_log_progress(avi_run_log *lg, FILE *f, double now, double elapsed, 
         if (lg->width < 64) snprintf(tt, sizeof tt, "t = %.4g s", t);
         const char *fields[] = {pct, eta, tt, ev};
         char line[256];
-        avi_run_log_fit(fields, 4, lg->width, line, sizeof line);
+        fit(fields, 4, lg->width, line, sizeof line);
         /* \r, the line, then clear to the end of the line: no wrap. */
         fprintf(f, "\r%s\033[K", line);
         if (final) fputc('\n', f);

@@ -30,10 +30,4 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
 void avi_run_log_progress(avi_run_log *lg, FILE *f, double now, double elapsed, double t, double end,
                           uint64_t events, int final);
 
-/* Joins `fields` with two spaces into `out`, in at most `width` - 1
- * columns (a terminal wraps a line that reaches its last one): the fields
- * from the first that does not fit on are dropped, and a first field too
- * long on its own is cut. */
-void avi_run_log_fit(const char *const *fields, int n, int width, char *out, size_t size);
-
 #endif
