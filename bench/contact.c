@@ -107,7 +107,7 @@ static int stepped_run(avi_engine *e, double end, double dt_obs, measured *r)
         if (avi_engine_advance(e, stop)) return -1;
         if (cm->clock.next_run == stop && stop < end) {
             double c1 = cpu_now();
-            if (avi_contact_run(e, stop)) return -1;
+            if (avi_contact_run(cm, e, stop)) return -1;
             r->manager_cpu += cpu_now() - c1;
             r->timed_runs++;
         }

@@ -4,7 +4,6 @@
 #include "base/error.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +92,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
 {
     avi_contact_manager *cm = calloc(1, sizeof *cm);
     if (!cm) goto oom;
+    cm->model = m;
     cm->tris = (const uint32_t (*)[3])m->contact_tri;
     cm->ntris = m->ncontact_tri;
     cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
@@ -239,28 +239,16 @@ static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, con
     return dt;
 }
 
-static int fail(avi_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(avi_engine *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->err.message, sizeof e->err.message, fmt, ap);
-    va_end(ap);
-    e->err.status = AVI_ERR_RUN;
-    return AVI_ERR_RUN;
-}
-
 /* The step of layer l: its stability step dt_1 / l^1.5, and short enough
  * that a stencil closing at its present rate d' takes at least
  * 1 / LAYER_RESOLUTION steps to cross the zone (eta_{l+1}, eta_l] where
  * layer l is the deepest: a fast impact otherwise crosses a layer between
  * two of its impulses and the penalty's work is sampled too coarsely. */
 #define LAYER_RESOLUTION 0.2
-static double resolved_step(const avi_engine *e, const avi_contact_manager *cm, const avi_contact_stencil *s, int l,
-                            double t)
+static double resolved_step(const avi_contact_manager *cm, const avi_contact_stencil *s, int l, double t)
 {
     double dt = avi_layer_step(s->dt1, l);
-    const avi_vertex *V = e->model->vert;
+    const avi_vertex *V = cm->model->vert;
     double x[4][3], g[4][3];
     for (int a = 0; a < 4; a++) {
         const avi_vertex *q = &V[s->v[a]];
@@ -282,7 +270,7 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     avi_contact_stencil *s = &cm->st[si];
     int l = s->layers + 1;
     if (l > cm->max_layers)
-        return fail(e, "contact at t = %.17g: stencil (vertices %u, %u, %u, %u) needs more than %d layers "
+        return avi_engine_fail(e, AVI_ERR_RUN, "contact at t = %.17g: stencil (vertices %u, %u, %u, %u) needs more than %d layers "
                        "(contact.layers)", t, s->v[0], s->v[1], s->v[2], s->v[3], cm->max_layers);
     uint32_t slot;
     if (cm->free_slot != AVI_NO_SLOT) {
@@ -292,14 +280,14 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
         if (cm->npot == cm->cap_pot) {
             size_t c = cm->cap_pot ? 2 * cm->cap_pot : 256;
             avi_contact_potential *p = realloc(cm->pot, c * sizeof *p);
-            if (!p) return fail(e, "out of memory");
+            if (!p) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
             cm->pot = p;
             cm->cap_pot = c;
         }
-        if (cm->npot > AVI_ID_MAX_INDEX) return fail(e, "too many contact potentials");
+        if (cm->npot > AVI_ID_MAX_INDEX) return avi_engine_fail(e, AVI_ERR_RUN, "too many contact potentials");
         slot = (uint32_t)cm->npot++;
     }
-    if (s->dt1 == 0.0) s->dt1 = stencil_dt1(e->model, cm, s);
+    if (s->dt1 == 0.0) s->dt1 = stencil_dt1(cm->model, cm, s);
     avi_contact_potential *p = &cm->pot[slot];
     memcpy(p->v, s->v, sizeof p->v);
     p->type = s->type;
@@ -312,16 +300,14 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     /* A fixed contact step (time_step.per_kind.contact) holds for every
      * layer: with all other steps fixed to the same value the run is the
      * synchronous explicit integrator, contact included. */
-    p->dt = e->model->contact_fixed_dt > 0.0 ? e->model->contact_fixed_dt : resolved_step(e, cm, s, l, t);
+    p->dt = cm->model->contact_fixed_dt > 0.0 ? cm->model->contact_fixed_dt : resolved_step(cm, s, l, t);
     if (p->dt < cm->dt_min) cm->dt_min = p->dt;
     p->t0 = t;
     s->deepest = slot;
     s->layers = (uint16_t)l;
     cm->alive++;
     cm->activations++;
-    avi_event ev = {t, avi_event_id(AVI_KIND_CONTACT, slot), 0};
-    if (avi_tl_push(&e->queue, ev)) return fail(e, "out of memory");
-    return AVI_OK;
+    return avi_engine_schedule(e, (avi_event){t, avi_event_id(AVI_KIND_CONTACT, slot), 0});
 }
 
 /* Retires the deepest layer of a stencil (its queue entry goes lazily). */
@@ -354,7 +340,7 @@ static int reach(avi_engine *e, avi_contact_manager *cm, uint8_t type, uint32_t 
         return AVI_OK;
     }
     long si = stencil_find(cm, type, a, b, v);
-    if (si < 0) return fail(e, "out of memory");
+    if (si < 0) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
     cm->st[si].epoch = cm->epoch;
     if (cm->st[si].layers == 0) return activate(e, cm, (uint32_t)si, t);
     return AVI_OK;
@@ -405,10 +391,9 @@ static int coarse_rebuild(avi_contact_manager *cm, double t, double window, doub
     return 0;
 }
 
-int avi_contact_run(avi_engine *e, double t)
+int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
 {
-    avi_contact_manager *cm = e->contact;
-    const avi_model *m = e->model;
+    const avi_model *m = cm->model;
     cm->runs++;
     cm->epoch++;
     double vmax2 = 0.0;
@@ -429,7 +414,7 @@ int avi_contact_run(avi_engine *e, double t)
      * r + 2 coarse_vcap (t - t_build) when the list was built. */
     if (t >= cm->coarse_until || cm->vcap > cm->coarse_vcap) {
         int rc = coarse_rebuild(cm, t, window, r);
-        if (rc) return fail(e, "out of memory");
+        if (rc) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
     }
     for (size_t c = 0; c < cm->ncoarse_vf; c++) {
         if (cm->skip_vf[c] > t) continue;
@@ -460,26 +445,28 @@ int avi_contact_run(avi_engine *e, double t)
         keep++;
     }
     cm->nst = keep;
-    if (hash_rebuild(cm, cm->nst)) return fail(e, "out of memory");
+    if (hash_rebuild(cm, cm->nst)) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
     cm->clock.next_run = t + window;
     return AVI_OK;
 }
 
-int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time)
+int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count)
 {
-    avi_contact_manager *cm = e->contact;
+    uint32_t slot = ev.id & AVI_ID_INDEX_MASK, n = ev.n;
+    double t = ev.t;
     avi_contact_potential *p = &cm->pot[slot];
     if (!p->alive) {
         p->prev = cm->free_slot;
         cm->free_slot = slot;
-        return 2;
+        return AVI_OK;
     }
-    avi_vertex *V = e->model->vert;
+    ++*count;
+    avi_vertex *V = cm->model->vert;
     double x[4][3], gd[4][3];
     avi_drift(V, p->v, 4, t, x);
     double d = p->type == AVI_STENCIL_VF ? avi_pt_distance_gradient((const double (*)[3])x, gd)
                                          : avi_ee_distance_gradient((const double (*)[3])x, gd);
-    if (!isfinite(d)) return -fail(e, "blow-up at t = %.17g: contact stencil (vertices %u, %u, %u, %u) has a "
+    if (!isfinite(d)) return avi_engine_fail(e, AVI_ERR_RUN, "blow-up at t = %.17g: contact stencil (vertices %u, %u, %u, %u) has a "
                                       "non-finite distance", t, p->v[0], p->v[1], p->v[2], p->v[3]);
     avi_contact_stencil *s = &cm->st[p->stencil];
     int l = p->layer;
@@ -487,13 +474,13 @@ int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double
         /* The deepest layer keeps the next one ready (see contact_manager.h). */
         if (d - 2.0 * cm->vcap * p->dt <= avi_layer_thickness(cm->eta1, cm->eta_inf, l + 1)) {
             int rc = activate(e, cm, p->stencil, t);
-            if (rc) return -rc;
+            if (rc) return rc;
             p = &cm->pot[slot]; /* activate may move the array */
         } else if (l >= 2 && d - 2.0 * cm->vcap * avi_layer_step(s->dt1, l - 1) > p->eta) {
             retire_deepest(cm, s);
             p->prev = cm->free_slot;
             cm->free_slot = slot;
-            return 1;
+            return AVI_OK; /* retired: no next event */
         }
     }
     if (d < p->eta) {
@@ -510,14 +497,13 @@ int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double
             }
         }
     }
-    *next_time = p->t0 + (double)(n + 1) * p->dt;
-    return 0;
+    return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }
 
-void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance)
+void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
+                         double *min_distance)
 {
-    const avi_contact_manager *cm = e->contact;
-    const avi_vertex *V = e->model->vert;
+    const avi_vertex *V = cm->model->vert;
     double sum = 0.0, dmin = INFINITY, x[4][3];
     for (size_t i = 0; i < cm->nst; i++) {
         const avi_contact_stencil *s = &cm->st[i];

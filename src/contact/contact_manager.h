@@ -35,6 +35,7 @@ typedef struct avi_contact_manager {
     /* First: what the engine's event loop reads (core/engine_internal.h):
      * next_run, the speed cap's square vcap2, speed_triggers. */
     avi_contact_clock clock;
+    const avi_model *model; /* whose vertex records the manager drifts and kicks */
     /* contact-eligible primitives (model vertex indices) */
     uint32_t *points;
     size_t npoints;
@@ -88,13 +89,14 @@ void avi_contact_destroy(avi_contact_manager *cm);
 
 /* Runs the manager at time t: activates and retires layer-1 potentials,
  * schedules the next run. Returns AVI_OK or an error status (err filled). */
-int avi_contact_run(avi_engine *e, double t);
+int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t);
 
-/* One event of contact potential `slot` at time t (step n of its clock).
- * Returns 0 when it goes on (with *next_time set), 1 when it retired at this
- * event and 2 when it had been retired before (both leave the queue), or a
- * negative value on error (engine error set). */
-int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time);
+/* One event ev = (t, id, n) of a contact potential, off the queue: when the
+ * potential goes on, its next event is scheduled (avi_engine_schedule);
+ * one retired at this event or before is not (its slot is freed). *count
+ * grows by one unless it had been retired before. AVI_OK, or an error
+ * status with the engine's error set. */
+int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count);
 
 /* For restoring a checkpoint: room for npot potentials and nst stencils
  * (counts are then set by the caller), and the stencil index rebuilt from
@@ -104,6 +106,7 @@ int avi_contact_reindex(avi_contact_manager *cm);
 
 /* Observation at time t: contact energy, alive potentials, minimum distance
  * over the stencils within reach (+inf when none). */
-void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
+                         double *min_distance);
 
 #endif

@@ -11,17 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
+int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->err.message, sizeof e->err.message, fmt, ap);
+    int rc = avi_error_vset(&e->err, status, fmt, ap);
     va_end(ap);
-    e->err.status = status;
-    return status;
+    return rc;
 }
+#define engine_fail avi_engine_fail /* its name in this file */
 
 /* Queue sizes from the clocks' steps: one clock per group cursor, one per
  * single scheduled potential; contact clocks come and go and are not
@@ -108,6 +106,15 @@ oom:
     avi_engine_destroy(e);
     avi_error_set(err, AVI_ERR_RUN, "out of memory");
     return NULL;
+}
+
+int avi_engine_schedule(avi_engine *e, avi_event ev)
+{
+    if (ev.n >= AVI_GROUP_CURSOR)
+        return engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)(ev.id >> AVI_ID_KIND_SHIFT)),
+                           ev.id & AVI_ID_INDEX_MASK);
+    if (avi_tl_push(&e->queue, ev)) return engine_fail(e, AVI_ERR_RUN, "out of memory");
+    return AVI_OK;
 }
 
 size_t avi_engine_queue_size(const avi_engine *e)
@@ -732,7 +739,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     for (;;) {
         /* The contact manager runs before any potential event at its time. */
         if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_tl_top(q)->t)) {
-            rc = m->contact_ops->run(e, cm->next_run);
+            rc = m->contact_ops->run(e->contact, e, cm->next_run);
             if (rc != AVI_OK) goto out;
             continue;
         }
@@ -791,25 +798,9 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         if (kind == AVI_KIND_CONTACT) {
             /* Off the queue first: the event may push new layers, which can
              * take the top. */
-            double next;
             avi_tl_pop(q, &ev);
-            int r = m->contact_ops->event(e, i, ev.t, ev.n, &next);
-            if (r < 0) {
-                rc = AVI_ERR_RUN;
-                goto out;
-            }
-            if (r != 2) counts[kind]++;
-            if (r == 0) {
-                if (++ev.n >= AVI_GROUP_CURSOR) {
-                    rc = engine_fail(e, AVI_ERR_RUN, "contact %u: step counter overflow", i);
-                    goto out;
-                }
-                ev.t = next;
-                if (avi_tl_push(q, ev)) {
-                    rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
-                    goto out;
-                }
-            }
+            rc = m->contact_ops->event(e->contact, e, ev, &counts[kind]);
+            if (rc != AVI_OK) goto out;
             continue;
         }
         if (kind > AVI_KIND_GRAVITY) {

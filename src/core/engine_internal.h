@@ -41,17 +41,29 @@ typedef struct {
 
 /* The contact handler (src/contact/contact_manager.c), reached through the
  * model that enabled it (avi_model_set_contact), so that the engine needs
- * nothing of src/contact. */
+ * nothing of src/contact. The handler gets its own state and reaches the
+ * engine only through the calls below (avi_engine_schedule,
+ * avi_engine_fail): it reads no field of struct avi_engine. Every call
+ * returns AVI_OK or a status with the engine's error set. */
 typedef struct avi_contact_ops {
     struct avi_contact_manager *(*create)(const avi_model *m, avi_error *err);
     void (*destroy)(struct avi_contact_manager *cm);
     /* the manager's run at t: activation and retirement of layer 1 */
-    int (*run)(avi_engine *e, double t);
-    /* the event of contact potential `slot`: 0 rescheduled at *next, 1
-     * retired, 2 dropped without an event; a negative status on failure */
-    int (*event)(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next);
-    void (*observe)(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+    int (*run)(struct avi_contact_manager *cm, avi_engine *e, double t);
+    /* the event `ev` of a contact potential, already off the queue: it
+     * schedules the potential's next event, or retires it by not doing so,
+     * and adds 1 to *count unless the potential had been retired before */
+    int (*event)(struct avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count);
+    void (*observe)(const struct avi_contact_manager *cm, double t, double *energy, uint64_t *active,
+                    double *min_distance);
 } avi_contact_ops;
+
+/* Puts a clock into the queue: ev = (time, id, step count); a step count at
+ * AVI_GROUP_CURSOR or beyond is an overflow. AVI_OK or AVI_ERR_RUN (engine
+ * error set). For contact potentials, which come and go. */
+int avi_engine_schedule(avi_engine *e, avi_event ev);
+/* Sets the engine's error and returns `status`. */
+int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 struct avi_engine {
     avi_model *model;
