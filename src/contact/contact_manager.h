@@ -98,9 +98,15 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t);
  * status with the engine's error set. */
 int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count);
 
-/* For restoring a checkpoint: room for npot potentials and nst stencils
- * (counts are then set by the caller), and the stencil index rebuilt from
- * the stencil array. 0 or -1 when out of memory. */
+/* Checkpoint state (contact_state.c): save 0 or -1; load AVI_OK, or
+ * AVI_ERR_INPUT (an array missing or a value out of range) or AVI_ERR_RUN
+ * (out of memory) with err naming what. */
+int avi_contact_save(const avi_contact_manager *cm, avi_state_io *io);
+int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err);
+
+/* For loading: room for npot potentials and nst stencils (counts are then
+ * set by the caller), and the stencil index rebuilt from the stencil array.
+ * 0 or -1 when out of memory. */
 int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst);
 int avi_contact_reindex(avi_contact_manager *cm);
 

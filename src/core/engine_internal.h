@@ -6,6 +6,7 @@
 #include "core/clock_groups.h"
 #include "core/twolevel_queue.h"
 #include "core/model_internal.h"
+#include "core/state_io.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -26,6 +27,11 @@ struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
  * them, so that the engine needs nothing of src/sync). */
 typedef struct {
     int (*advance)(avi_engine *e, double t);
+    /* its checkpoint state (core/state_io.h): save 0 or -1; load AVI_OK, or
+     * AVI_ERR_INPUT for a missing or implausible value, AVI_ERR_RUN out of
+     * memory, with err's message naming what */
+    int (*save)(const struct avi_sync *s, avi_state_io *io);
+    int (*load)(struct avi_sync *s, avi_state_io *io, avi_error *err);
     void (*destroy)(struct avi_sync *s);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
@@ -56,6 +62,9 @@ typedef struct avi_contact_ops {
     int (*event)(struct avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count);
     void (*observe)(const struct avi_contact_manager *cm, double t, double *energy, uint64_t *active,
                     double *min_distance);
+    /* its checkpoint state, as avi_stepper_ops's save and load */
+    int (*save)(const struct avi_contact_manager *cm, avi_state_io *io);
+    int (*load)(struct avi_contact_manager *cm, avi_state_io *io, avi_error *err);
 } avi_contact_ops;
 
 /* Puts a clock into the queue: ev = (time, id, step count); a step count at

@@ -3,11 +3,9 @@
 #include "run/checkpoint.h"
 #include "base/error.h"
 #include "io/output_files.h"
-#include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 #include "run/checkpoint_hash.h"
 #include "io/hdf5_init.h"
-#include "sync/sync_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -191,59 +189,59 @@ static int read_inputs(hid_t f, avi_input_files *out)
 
 /* ---- writing ---- */
 
-static int write_contact(hid_t f, const avi_contact_manager *cm)
+/* ---- the modules' state (core/state_io.h) as datasets of a group ---- */
+
+typedef struct {
+    avi_state_io io;
+    hid_t loc;
+    const char *missing; /* the first array asked for and not there */
+} h5_state;
+
+static hid_t h5_type(avi_state_type t)
 {
+    switch (t) {
+    case AVI_STATE_U8: return H5T_NATIVE_UINT8;
+    case AVI_STATE_U32: return H5T_NATIVE_UINT32;
+    case AVI_STATE_U64: return H5T_NATIVE_UINT64;
+    default: return H5T_NATIVE_DOUBLE;
+    }
+}
+
+static int state_put(avi_state_io *io, const char *name, avi_state_type type, size_t n, size_t width,
+                     const void *data)
+{
+    return put1(((h5_state *)io)->loc, name, h5_type(type), n, width, data);
+}
+
+static long state_count(avi_state_io *io, const char *name)
+{
+    h5_state *h = (h5_state *)io;
+    long n = count(h->loc, name);
+    if (n < 0 && !h->missing) h->missing = name;
+    return n;
+}
+
+static int state_get(avi_state_io *io, const char *name, avi_state_type type, size_t n, void *data)
+{
+    h5_state *h = (h5_state *)io;
+    int rc = get(h->loc, name, h5_type(type), n, data);
+    if (rc && !h->missing) h->missing = name;
+    return rc;
+}
+
+static h5_state state_at(hid_t loc) { return (h5_state){{state_put, state_count, state_get}, loc, NULL}; }
+
+/* The contact manager's state in the group "contact", a stepper's at the
+ * root. */
+static int write_modules(hid_t f, const avi_engine *e)
+{
+    h5_state root = state_at(f);
+    if (e->stepper && e->stepper->save(e->sync, &root.io)) return -1;
+    if (!e->contact) return 0;
     hid_t g = H5Gcreate2(f, "contact", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) return -1;
-    size_t np = cm->npot, ns = cm->nst;
-    uint32_t *u = malloc((4 * (np > ns ? np : ns) + 1) * sizeof *u);
-    double *d = malloc((np + ns + 1) * sizeof *d);
-    uint8_t *b = malloc(np + ns + 1);
-    int rc = !u || !d || !b;
-#define U32(name, n, w, expr)                                          \
-    if (!rc) {                                                         \
-        for (size_t i = 0; i < (n); i++) for (int j = 0; j < (w); j++) \
-            u[i * (w) + j] = (uint32_t)(expr);                         \
-        rc = put1(g, name, H5T_NATIVE_UINT32, n, w, u);                \
-    }
-#define F64(name, n, expr)                                  \
-    if (!rc) {                                              \
-        for (size_t i = 0; i < (n); i++) d[i] = (expr);     \
-        rc = put1(g, name, H5T_NATIVE_DOUBLE, n, 1, d);     \
-    }
-#define U8(name, n, expr)                                   \
-    if (!rc) {                                              \
-        for (size_t i = 0; i < (n); i++) b[i] = (expr);     \
-        rc = put1(g, name, H5T_NATIVE_UINT8, n, 1, b);      \
-    }
-    U32("potential_vertices", np, 4, cm->pot[i].v[j])
-    U8("potential_type", np, cm->pot[i].type)
-    U8("potential_alive", np, cm->pot[i].alive)
-    U32("potential_layer", np, 1, cm->pot[i].layer)
-    U32("potential_stencil", np, 1, cm->pot[i].stencil)
-    U32("potential_prev", np, 1, cm->pot[i].prev)
-    F64("potential_thickness", np, cm->pot[i].eta)
-    F64("potential_stiffness", np, cm->pot[i].k)
-    F64("potential_dt", np, cm->pot[i].dt)
-    F64("potential_t0", np, cm->pot[i].t0)
-    U8("stencil_type", ns, cm->st[i].type)
-    U32("stencil_primitives", ns, 2, j ? cm->st[i].b : cm->st[i].a)
-    U32("stencil_vertices", ns, 4, cm->st[i].v[j])
-    U32("stencil_layers", ns, 1, cm->st[i].layers)
-    U32("stencil_deepest", ns, 1, cm->st[i].deepest)
-    U32("stencil_epoch", ns, 1, cm->st[i].epoch)
-    F64("stencil_dt1", ns, cm->st[i].dt1)
-#undef U32
-#undef F64
-#undef U8
-    uint64_t c[7] = {cm->free_slot, cm->alive, cm->epoch, cm->runs, cm->clock.speed_triggers, cm->activations,
-                     cm->retirements};
-    double s[3] = {cm->clock.next_run, cm->vcap, cm->clock.vcap2};
-    if (!rc) rc = put1(g, "counters", H5T_NATIVE_UINT64, 7, 1, c);
-    if (!rc) rc = put1(g, "clocks", H5T_NATIVE_DOUBLE, 3, 1, s);
-    free(u);
-    free(d);
-    free(b);
+    h5_state hs = state_at(g);
+    int rc = e->model->contact_ops->save(e->contact, &hs.io);
     H5Gclose(g);
     return rc ? -1 : 0;
 }
@@ -311,11 +309,7 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
         free(next);
         free(last);
     }
-    if (!rc && e->sync) {
-        uint64_t step = e->sync->step;
-        rc = put1(f, "sync_step", H5T_NATIVE_UINT64, 1, 1, &step);
-    }
-    if (!rc && e->contact) rc = write_contact(f, e->contact);
+    if (!rc) rc = write_modules(f, e);
     free(ev);
     free(buf);
     free(ub);
@@ -437,71 +431,6 @@ void avi_checkpoint_meta_free(avi_checkpoint_meta *meta)
     memset(meta, 0, sizeof *meta);
 }
 
-static int read_contact(hid_t f, avi_contact_manager *cm)
-{
-    hid_t g = H5Gopen2(f, "contact", H5P_DEFAULT);
-    if (g < 0) return -1;
-    long np = count(g, "potential_type"), ns = count(g, "stencil_type");
-    int rc = np < 0 || ns < 0 || avi_contact_reserve(cm, (size_t)np, (size_t)ns);
-    size_t big = (size_t)(np > ns ? np : ns);
-    uint32_t *u = malloc((4 * big + 1) * sizeof *u);
-    double *d = malloc((big + 1) * sizeof *d);
-    uint8_t *b = malloc(big + 1);
-    if (!u || !d || !b) rc = -1;
-#define U32(name, n, w, target)                                                       \
-    if (!rc && !(rc = get(g, name, H5T_NATIVE_UINT32, (size_t)(n) * (w), u)))         \
-        for (size_t i = 0; i < (size_t)(n); i++) for (int j = 0; j < (w); j++) target = u[i * (w) + j];
-#define F64(name, n, target)                                                          \
-    if (!rc && !(rc = get(g, name, H5T_NATIVE_DOUBLE, (size_t)(n), d)))               \
-        for (size_t i = 0; i < (size_t)(n); i++) target = d[i];
-#define U8(name, n, target)                                                           \
-    if (!rc && !(rc = get(g, name, H5T_NATIVE_UINT8, (size_t)(n), b)))                \
-        for (size_t i = 0; i < (size_t)(n); i++) target = b[i];
-    U32("potential_vertices", np, 4, cm->pot[i].v[j])
-    U8("potential_type", np, cm->pot[i].type)
-    U8("potential_alive", np, cm->pot[i].alive)
-    U32("potential_layer", np, 1, cm->pot[i].layer)
-    U32("potential_stencil", np, 1, cm->pot[i].stencil)
-    U32("potential_prev", np, 1, cm->pot[i].prev)
-    F64("potential_thickness", np, cm->pot[i].eta)
-    F64("potential_stiffness", np, cm->pot[i].k)
-    F64("potential_dt", np, cm->pot[i].dt)
-    F64("potential_t0", np, cm->pot[i].t0)
-    U8("stencil_type", ns, cm->st[i].type)
-    U32("stencil_primitives", ns, 2, *(j ? &cm->st[i].b : &cm->st[i].a))
-    U32("stencil_vertices", ns, 4, cm->st[i].v[j])
-    U32("stencil_layers", ns, 1, cm->st[i].layers)
-    U32("stencil_deepest", ns, 1, cm->st[i].deepest)
-    U32("stencil_epoch", ns, 1, cm->st[i].epoch)
-    F64("stencil_dt1", ns, cm->st[i].dt1)
-#undef U32
-#undef F64
-#undef U8
-    uint64_t c[7];
-    double s[3];
-    if (!rc) rc = get(g, "counters", H5T_NATIVE_UINT64, 7, c) || get(g, "clocks", H5T_NATIVE_DOUBLE, 3, s);
-    if (!rc) {
-        cm->npot = (size_t)np;
-        cm->nst = (size_t)ns;
-        cm->free_slot = (uint32_t)c[0];
-        cm->alive = (size_t)c[1];
-        cm->epoch = (uint32_t)c[2];
-        cm->runs = c[3];
-        cm->clock.speed_triggers = c[4];
-        cm->activations = c[5];
-        cm->retirements = c[6];
-        cm->clock.next_run = s[0];
-        cm->vcap = s[1];
-        cm->clock.vcap2 = s[2];
-        rc = avi_contact_reindex(cm);
-    }
-    free(u);
-    free(d);
-    free(b);
-    H5Gclose(g);
-    return rc ? -1 : 0;
-}
-
 /* ---- restoring: every value read is checked before the engine uses it;
  * each step returns AVI_OK or an error naming the checkpoint ---- */
 
@@ -605,27 +534,35 @@ static int restore_observers(hid_t f, const char *path, avi_engine *e, avi_error
     return rc;
 }
 
-/* Indices in range, so that no later access leaves the arrays. */
-static int check_contact(const char *path, const avi_contact_manager *cm, size_t nv, avi_error *err)
+/* A module's load, its failure named with the checkpoint (and the group). */
+static int load_module(const char *path, const char *group, h5_state *hs, int st, const avi_error *lerr,
+                       avi_error *err)
 {
-    for (size_t i = 0; i < cm->npot; i++) {
-        const avi_contact_potential *p = &cm->pot[i];
-        int bad = p->type > AVI_STENCIL_EE || (p->prev != AVI_NO_SLOT && p->prev >= cm->npot) ||
-                  (p->alive && (p->stencil >= cm->nst || p->layer < 1 || !isfinite(p->eta) || !isfinite(p->k) ||
-                                !isfinite(p->dt) || !isfinite(p->t0)));
-        for (int a = 0; a < 4; a++) bad |= p->alive && p->v[a] >= nv;
-        if (bad) return implausible(err, path, "contact potential %zu is inconsistent", i);
+    if (st == AVI_OK) return AVI_OK;
+    if (st != AVI_ERR_INPUT) return avi_error_set(err, st, "%s: %s", path, lerr->message);
+    if (hs->missing) {
+        char what[160];
+        snprintf(what, sizeof what, "%s%s%s", group, *group ? "/" : "", hs->missing);
+        return missing(path, what, err);
     }
-    for (size_t i = 0; i < cm->nst; i++) {
-        const avi_contact_stencil *st = &cm->st[i];
-        int bad = st->type > AVI_STENCIL_EE || (st->deepest != AVI_NO_SLOT && st->deepest >= cm->npot) ||
-                  !isfinite(st->dt1);
-        for (int a = 0; a < 4; a++) bad |= st->v[a] >= nv;
-        if (bad) return implausible(err, path, "contact stencil %zu is inconsistent", i);
-    }
-    if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot || !isfinite(cm->clock.next_run))
-        return implausible(err, path, "the contact manager's counters are inconsistent");
-    return AVI_OK;
+    return implausible(err, path, "%s", lerr->message);
+}
+
+/* The stepper's state at the root, the contact manager's in "contact". */
+static int restore_modules(hid_t f, const char *path, avi_engine *e, avi_error *err)
+{
+    avi_error lerr = {AVI_OK, ""};
+    h5_state root = state_at(f);
+    int rc = AVI_OK;
+    if (e->stepper)
+        rc = load_module(path, "", &root, e->stepper->load(e->sync, &root.io, &lerr), &lerr, err);
+    if (rc || !e->contact) return rc;
+    hid_t g = H5Gopen2(f, "contact", H5P_DEFAULT);
+    if (g < 0) return missing(path, "contact", err);
+    h5_state hs = state_at(g);
+    rc = load_module(path, "contact", &hs, e->model->contact_ops->load(e->contact, &hs.io, &lerr), &lerr, err);
+    H5Gclose(g);
+    return rc;
 }
 
 static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *err)
@@ -645,22 +582,13 @@ static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *er
     if (!rc) rc = restore_vertices(f, path, e, buf, err);
     /* A synchronous engine keeps no clocks: its state is the vertices and
      * the step count. */
-    if (!rc && e->sync && nq != 0)
+    if (!rc && e->stepper && nq != 0)
         rc = implausible(err, path, "a synchronous run's checkpoint holds %ld clocks", nq);
-    else if (!rc && !e->sync)
+    else if (!rc && !e->stepper)
         rc = restore_queue(f, path, e, (size_t)nq, buf, err);
     free(buf);
     if (!rc) rc = restore_observers(f, path, e, err);
-    if (!rc && e->sync) {
-        uint64_t step;
-        if (get(f, "sync_step", H5T_NATIVE_UINT64, 1, &step)) rc = missing(path, "sync_step", err);
-        else if (step >= COUNTER_LIMIT) rc = implausible(err, path, "sync_step = %llu is not below 2^63", (unsigned long long)step);
-        else e->sync->step = step;
-    }
-    if (!rc && e->contact) {
-        if (read_contact(f, e->contact)) rc = missing(path, "contact", err);
-        else rc = check_contact(path, e->contact, nv, err);
-    }
+    if (!rc) rc = restore_modules(f, path, e, err);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* Creating and advancing synchronous engines. */
 #include "sync/sync_internal.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +9,25 @@
 
 static int sync_advance(avi_engine *e, double t_stop);
 static void sync_destroy(struct avi_sync *s);
-static const avi_stepper_ops stepper = {sync_advance, sync_destroy};
+
+/* The checkpoint state: the step count ("sync_step"); the vertex records
+ * are the engine's. */
+static int sync_save(const struct avi_sync *s, avi_state_io *io)
+{
+    return io->put(io, "sync_step", AVI_STATE_U64, 1, 1, &s->step);
+}
+
+static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
+{
+    uint64_t step;
+    if (io->get(io, "sync_step", AVI_STATE_U64, 1, &step)) return avi_error_set(err, AVI_ERR_INPUT, "no sync_step");
+    if (step >= UINT64_C(1) << 63) /* counters are int64 in the output */
+        return avi_error_set(err, AVI_ERR_INPUT, "sync_step = %llu is not below 2^63", (unsigned long long)step);
+    s->step = step;
+    return AVI_OK;
+}
+
+static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy};
 
 avi_sync_options avi_default_sync_options(void)
 {

@@ -1,0 +1,122 @@
+/* The contact manager's checkpoint state: its potentials, stencils,
+ * counters and clocks as named arrays (core/state_io.h), saved and loaded
+ * through one table so that the two cannot drift apart. */
+#include "contact/contact_manager.h"
+#include "base/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Every per-potential and per-stencil array: (name, count field, width,
+ * element type, element i, j), in the order written. */
+#define CONTACT_ARRAYS(X)                                                     \
+    X("potential_vertices", npot, 4, U32, cm->pot[i].v[j])                    \
+    X("potential_type", npot, 1, U8, cm->pot[i].type)                         \
+    X("potential_alive", npot, 1, U8, cm->pot[i].alive)                       \
+    X("potential_layer", npot, 1, U32, cm->pot[i].layer)                      \
+    X("potential_stencil", npot, 1, U32, cm->pot[i].stencil)                  \
+    X("potential_prev", npot, 1, U32, cm->pot[i].prev)                        \
+    X("potential_thickness", npot, 1, F64, cm->pot[i].eta)                    \
+    X("potential_stiffness", npot, 1, F64, cm->pot[i].k)                      \
+    X("potential_dt", npot, 1, F64, cm->pot[i].dt)                            \
+    X("potential_t0", npot, 1, F64, cm->pot[i].t0)                            \
+    X("stencil_type", nst, 1, U8, cm->st[i].type)                             \
+    X("stencil_primitives", nst, 2, U32, *(j ? &cm->st[i].b : &cm->st[i].a))  \
+    X("stencil_vertices", nst, 4, U32, cm->st[i].v[j])                        \
+    X("stencil_layers", nst, 1, U32, cm->st[i].layers)                        \
+    X("stencil_deepest", nst, 1, U32, cm->st[i].deepest)                      \
+    X("stencil_epoch", nst, 1, U32, cm->st[i].epoch)                          \
+    X("stencil_dt1", nst, 1, F64, cm->st[i].dt1)
+
+/* The scalars: "counters" (uint64) and "clocks" (double), in this order. */
+#define CONTACT_COUNTERS(X) \
+    X(free_slot) X(alive) X(epoch) X(runs) X(clock.speed_triggers) X(activations) X(retirements)
+#define CONTACT_CLOCKS(X) X(clock.next_run) X(vcap) X(clock.vcap2)
+#define NCOUNTERS 7
+#define NCLOCKS 3
+
+/* Room for the widest array of n rows (4 columns of 8 bytes at most). */
+static void *scratch(size_t n) { return malloc(4 * 8 * n + 8); }
+
+int avi_contact_save(const avi_contact_manager *cm, avi_state_io *io)
+{
+    void *buf = scratch(cm->npot > cm->nst ? cm->npot : cm->nst);
+    int rc = buf ? 0 : -1;
+#define SAVE(name, count, w, T, elem)                                                 \
+    if (!rc) {                                                                        \
+        AVI_STATE_C(T) *b = buf;                                                      \
+        for (size_t i = 0; i < cm->count; i++)                                        \
+            for (size_t j = 0; j < (w); j++) b[i * (w) + j] = (AVI_STATE_C(T))(elem); \
+        rc = io->put(io, name, AVI_STATE_##T, cm->count, (w), buf);                   \
+    }
+    CONTACT_ARRAYS(SAVE)
+#undef SAVE
+#define ITEM(f) cm->f,
+    uint64_t c[NCOUNTERS] = {CONTACT_COUNTERS(ITEM)};
+    double s[NCLOCKS] = {CONTACT_CLOCKS(ITEM)};
+#undef ITEM
+    if (!rc) rc = io->put(io, "counters", AVI_STATE_U64, NCOUNTERS, 1, c);
+    if (!rc) rc = io->put(io, "clocks", AVI_STATE_F64, NCLOCKS, 1, s);
+    free(buf);
+    return rc ? -1 : 0;
+}
+
+/* Indices in range, so that no later access leaves the arrays. */
+static int check(const avi_contact_manager *cm, avi_error *err)
+{
+    size_t nv = cm->model->nv;
+    for (size_t i = 0; i < cm->npot; i++) {
+        const avi_contact_potential *p = &cm->pot[i];
+        int bad = p->type > AVI_STENCIL_EE || (p->prev != AVI_NO_SLOT && p->prev >= cm->npot) ||
+                  (p->alive && (p->stencil >= cm->nst || p->layer < 1 || !isfinite(p->eta) || !isfinite(p->k) ||
+                                !isfinite(p->dt) || !isfinite(p->t0)));
+        for (int a = 0; a < 4; a++) bad |= p->alive && p->v[a] >= nv;
+        if (bad) return avi_error_set(err, AVI_ERR_INPUT, "contact potential %zu is inconsistent", i);
+    }
+    for (size_t i = 0; i < cm->nst; i++) {
+        const avi_contact_stencil *st = &cm->st[i];
+        int bad = st->type > AVI_STENCIL_EE || (st->deepest != AVI_NO_SLOT && st->deepest >= cm->npot) ||
+                  !isfinite(st->dt1);
+        for (int a = 0; a < 4; a++) bad |= st->v[a] >= nv;
+        if (bad) return avi_error_set(err, AVI_ERR_INPUT, "contact stencil %zu is inconsistent", i);
+    }
+    if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot ||
+        !isfinite(cm->clock.next_run))
+        return avi_error_set(err, AVI_ERR_INPUT, "the contact manager's counters are inconsistent");
+    return AVI_OK;
+}
+
+int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
+{
+    long np = io->count(io, "potential_type"), ns = io->count(io, "stencil_type");
+    if (np < 0 || ns < 0) return avi_error_set(err, AVI_ERR_INPUT, "contact: no potentials or stencils");
+    if (avi_contact_reserve(cm, (size_t)np, (size_t)ns)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    void *buf = scratch((size_t)(np > ns ? np : ns));
+    if (!buf) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    cm->npot = (size_t)np;
+    cm->nst = (size_t)ns;
+    int rc = 0;
+#define LOAD(name, count, w, T, elem)                                                          \
+    if (!rc && !(rc = io->get(io, name, AVI_STATE_##T, cm->count * (w), buf))) {               \
+        const AVI_STATE_C(T) *b = buf;                                                         \
+        for (size_t i = 0; i < cm->count; i++)                                                 \
+            for (size_t j = 0; j < (w); j++) elem = b[i * (w) + j];                            \
+    }
+    CONTACT_ARRAYS(LOAD)
+#undef LOAD
+    uint64_t c[NCOUNTERS];
+    double s[NCLOCKS];
+    if (!rc) rc = io->get(io, "counters", AVI_STATE_U64, NCOUNTERS, c) || io->get(io, "clocks", AVI_STATE_F64, NCLOCKS, s);
+    free(buf);
+    if (rc) return avi_error_set(err, AVI_ERR_INPUT, "contact: an array is missing or of another size");
+    size_t k = 0;
+#define ITEM(f) cm->f = c[k++];
+    CONTACT_COUNTERS(ITEM)
+#undef ITEM
+    k = 0;
+#define ITEM(f) cm->f = s[k++];
+    CONTACT_CLOCKS(ITEM)
+#undef ITEM
+    if (avi_contact_reindex(cm)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    return check(cm, err);
+}
