@@ -11,7 +11,7 @@
  * (the fine cells are then slabs).
  *
  * The same model runs to the same end time
- *  - with the explicit synchronous integrator (avi_engine_create_sync,
+ *  - with the explicit synchronous integrator (avi_engine_create_with,
  *    sync-explicit, h = the smallest stable step of any potential), which
  *    counts one event per potential per step;
  *  - with the AVI under the default time-step rule: neighbor_ratio 1 (no
@@ -218,7 +218,7 @@ static int runner_start(runner *u, const spec *s, const avi_mesh *mesh, int sync
         avi_sync_options o = avi_default_sync_options();
         o.type = AVI_INTEGRATOR_SYNC_EXPLICIT;
         o.h = 0.0; /* the smallest potential step */
-        u->e = avi_engine_create_sync(u->m, &o, &err);
+        u->e = avi_engine_create_with(u->m, &o, &err);
     } else {
         u->e = avi_engine_create(u->m, &err);
     }

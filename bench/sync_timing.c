@@ -64,7 +64,7 @@ static int run(const resolution *r, avi_integrator_type type, avi_linear_solver 
     o.h = step_h;
     o.tolerance = tol;
     o.linear_solver = solver;
-    avi_engine *e = avi_engine_create_sync(m, &o, &err);
+    avi_engine *e = avi_engine_create_with(m, &o, &err);
     if (!e) {
         fprintf(stderr, "sync_timing: %s\n", err.message);
         return -1;

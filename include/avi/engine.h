@@ -44,8 +44,18 @@ typedef struct {
  * run (the value is returned by avi_engine_run). */
 typedef int (*avi_observer_fn)(const avi_engine *engine, double time, void *user);
 
-/* Creates an engine over a finalized model (which it borrows, and whose
- * vertex state it advances). NULL on error, with err filled. */
+/* The integrator's settings (include/avi/sync.h): its type selects the
+ * asynchronous integrator (AVI_INTEGRATOR_AVI) or a synchronous one. */
+typedef struct avi_sync_options avi_sync_options;
+
+/* The engine constructor: an engine over a finalized model (which it
+ * borrows, and whose vertex state it advances) with the integrator
+ * `options` selects; NULL is the asynchronous integrator without damping.
+ * The AVI takes the options' damping and refuses constraints; the
+ * synchronous integrators are described in sync.h. NULL on error, with err
+ * filled. */
+avi_engine *avi_engine_create_with(avi_model *model, const avi_sync_options *options, avi_error *err);
+/* avi_engine_create_with(model, NULL, err): the asynchronous integrator. */
 avi_engine *avi_engine_create(avi_model *model, avi_error *err);
 void avi_engine_destroy(avi_engine *engine);
 

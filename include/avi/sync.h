@@ -1,6 +1,7 @@
 /* avi: synchronous variational integrators on the same model, observers and
- * output as the AVI (Kharevych et al. 2006). An engine created here advances
- * every vertex with one global step h; avi_engine_advance, _run, _observe and
+ * output as the AVI (Kharevych et al. 2006). An engine created with a
+ * synchronous type (avi_engine_create_with, engine.h) advances every vertex
+ * with one global step h; avi_engine_advance, _run, _observe and
  * _state_at work on it unchanged. Event counts count one event per potential
  * per step, so they compare directly with the AVI's.
  *
@@ -55,15 +56,15 @@ typedef struct {
     double normal[3];  /* plane normal, non-zero */
 } avi_constraint;
 
-typedef struct {
-    avi_integrator_type type; /* any but AVI_INTEGRATOR_AVI */
+typedef struct avi_sync_options {
+    avi_integrator_type type; /* AVI_INTEGRATOR_AVI: the asynchronous integrator (damping only) */
     double h;                 /* global step; <= 0: the smallest potential step of the model */
     double alpha;             /* sync-implicit, in [0, 1] (0 solves the explicit update implicitly in damping) */
     double tolerance;         /* Newton: relative residual; constraints: |g| / length */
     int max_iterations;       /* Newton iterations per step */
     double damping;           /* k_D >= 0 in seconds (Kharevych et al. section 5.2) */
     avi_linear_solver linear_solver;
-    const avi_constraint *constraints; /* copied by avi_engine_create_sync */
+    const avi_constraint *constraints; /* copied by avi_engine_create_with */
     size_t constraint_count;
 } avi_sync_options;
 
@@ -71,12 +72,11 @@ typedef struct {
  * 50 Newton iterations, no damping, CHOLMOD, no constraints. */
 avi_sync_options avi_default_sync_options(void);
 
-/* A synchronous engine over a finalized model without contact (these
- * integrators do not resolve it: AVI_ERR_INPUT). NULL on error, err filled.
- * Constraints must hold at the initial positions (to tolerance * length)
- * and are refused by the Euler baselines only when they cannot be
- * projected; pinned vertices may appear in them. */
-avi_engine *avi_engine_create_sync(avi_model *model, const avi_sync_options *options, avi_error *err);
+/* avi_engine_create_with (engine.h) with a synchronous type: an engine
+ * over a finalized model without contact (these integrators do not resolve
+ * it: AVI_ERR_INPUT). Constraints must hold at the initial positions (to
+ * tolerance * length) and are refused by the Euler baselines only when
+ * they cannot be projected; pinned vertices may appear in them. */
 
 /* The global step of a synchronous engine (0 for an AVI engine). */
 double avi_engine_sync_step(const avi_engine *engine);

@@ -57,7 +57,7 @@ static size_t l2_bytes(void)
     return l2 > 0 ? (size_t)l2 : (size_t)2 << 20;
 }
 
-avi_engine *avi_engine_create(avi_model *m, avi_error *err)
+avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
 {
     avi_error local;
     if (!err) err = &local;
@@ -724,7 +724,7 @@ static int run_tie(avi_engine *e, uint64_t *counts)
 
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
-    if (e->sync) return e->stepper->advance(e, t_stop);
+    if (e->stepper) return e->stepper->advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_twolevel_queue *q = &e->queue;

@@ -22,9 +22,10 @@ typedef struct {
 
 struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
 
-/* A synchronous integrator steps the same state with one global step; the
- * engine hands its advances and its destruction to these (src/sync sets
- * them, so that the engine needs nothing of src/sync). */
+/* A stepper: a synchronous integrator steps the same state with one global
+ * step; the engine hands its advances, checkpoint state and destruction to
+ * these (src/sync sets them when avi_engine_create_with builds one, so
+ * that the engine needs nothing of src/sync). */
 typedef struct {
     int (*advance)(avi_engine *e, double t);
     /* its checkpoint state (core/state_io.h): save 0 or -1; load AVI_OK, or
@@ -76,8 +77,8 @@ int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...) __at
 
 struct avi_engine {
     avi_model *model;
-    struct avi_sync *sync;
-    const avi_stepper_ops *stepper; /* set with sync */
+    struct avi_sync *sync;          /* the stepper's state */
+    const avi_stepper_ops *stepper; /* NULL: the event queue (the AVI) */
     struct avi_contact_manager *contact;
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
@@ -95,6 +96,11 @@ struct avi_engine {
     avi_observer *obs;
     avi_error err;
 };
+
+/* The asynchronous integrator's engine: the event queue with a clock per
+ * potential (engine.c). The one public constructor, avi_engine_create_with
+ * (src/sync/engine_create.c), calls it or builds a synchronous stepper. */
+avi_engine *avi_engine_create_events(avi_model *m, avi_error *err);
 
 /* The contact manager's clock: its first member; NULL without contact. */
 static inline avi_contact_clock *contact_clock(const avi_engine *e)

@@ -109,23 +109,13 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
     avi_constraint *c = NULL;
     size_t nc = 0;
     if (collect(sc, info, &c, &nc, err)) return NULL;
-    avi_engine *e = NULL;
-    if (sc->integrator.type == AVI_INTEGRATOR_AVI) {
-        if (nc) {
-            free(c);
-            scene_fail(err, sc, "links and particle constraints need a synchronous integrator "
-                                "(integrator.type: sync-explicit, sync-implicit, ...), not avi");
-            return NULL;
-        }
-        e = avi_engine_create(model, err);
-        if (e && avi_engine_set_damping(e, sc->damping)) {
-            if (err) *err = e->err;
-            avi_engine_destroy(e);
-            e = NULL;
-        }
-        return e;
+    if (sc->integrator.type == AVI_INTEGRATOR_AVI && nc) {
+        free(c);
+        scene_fail(err, sc, "links and particle constraints need a synchronous integrator "
+                            "(integrator.type: sync-explicit, sync-implicit, ...), not avi");
+        return NULL;
     }
-    if (sc->contact.enabled) {
+    if (sc->integrator.type != AVI_INTEGRATOR_AVI && sc->contact.enabled) {
         free(c);
         scene_fail(err, sc, "integrator.type: %s does not handle contact (the scene's contact section); "
                             "the bodies would pass through each other. Use integrator.type: avi, or remove contact",
@@ -139,7 +129,7 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
     o.damping = sc->damping;
     o.constraints = c;
     o.constraint_count = nc;
-    e = avi_engine_create_sync(model, &o, err);
+    avi_engine *e = avi_engine_create_with(model, &o, err);
     free(c);
     return e;
 }

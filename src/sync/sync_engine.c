@@ -73,10 +73,10 @@ static int alloc_work(struct avi_sync *s, size_t nv, size_t nc)
     return 0;
 }
 
-avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, avi_error *err)
+avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, avi_error *err)
 {
     if (!m || !m->finalized) return fail(err, AVI_ERR_INPUT, "synchronous engine needs a finalized model");
-    avi_sync_options o = opt ? *opt : avi_default_sync_options();
+    avi_sync_options o = *opt;
     if (o.type <= AVI_INTEGRATOR_AVI || o.type >= AVI_INTEGRATOR_COUNT)
         return fail(err, AVI_ERR_INPUT, "not a synchronous integrator type");
     if (!(o.alpha >= 0.0 && o.alpha <= 1.0)) return fail(err, AVI_ERR_INPUT, "alpha must be in [0, 1]");

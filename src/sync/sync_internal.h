@@ -77,6 +77,10 @@ void avi_constraint_gradient(const avi_constraint *c, const double (*x)[3], doub
 int avi_dense_lu(double *J, int *piv, int n);
 void avi_dense_lu_solve(const double *J, const int *piv, int n, double *b);
 
+/* A synchronous engine (sync_engine.c): avi_engine_create_with for every
+ * type but AVI_INTEGRATOR_AVI. */
+avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, avi_error *err);
+
 struct avi_sync {
     avi_sync_options opt;
     uint64_t step;      /* steps taken: the next step starts at t = step * h */

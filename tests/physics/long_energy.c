@@ -61,7 +61,7 @@ int main(int argc, char **argv)
         avi_sync_options o = avi_default_sync_options();
         o.type = AVI_INTEGRATOR_SYNC_EXPLICIT;
         o.h = 0.0; /* the smallest potential step */
-        e = avi_engine_create_sync(m, &o, &err);
+        e = avi_engine_create_with(m, &o, &err);
     } else {
         e = avi_engine_create(m, &err);
     }

@@ -271,7 +271,7 @@ START_TEST(test_sync_explicit_matches_avi)
     }
     engines[0] = avi_engine_create(models[0], NULL);
     avi_sync_options o = avi_default_sync_options();
-    engines[1] = avi_engine_create_sync(models[1], &o, NULL);
+    engines[1] = avi_engine_create_with(models[1], &o, NULL);
     ck_assert_ptr_nonnull(engines[1]);
     ck_assert(avi_engine_sync_step(engines[1]) == 1e-3);
     double xa[24], xs[24], scale = 0.0, diff = 0.0;
@@ -292,6 +292,42 @@ START_TEST(test_sync_explicit_matches_avi)
 }
 END_TEST
 
+/* The one constructor: the options' type selects the integrator (the event
+ * queue or a synchronous stepper); the AVI takes the damping and refuses
+ * constraints; NULL options is the undamped AVI. */
+START_TEST(test_create_with_selects_the_integrator)
+{
+    avi_model *m = small_model(1e-3);
+    avi_error err;
+    avi_engine *e = avi_engine_create_with(m, NULL, &err);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_null(e->stepper);
+    ck_assert(e->damping == 0.0);
+    avi_engine_destroy(e);
+    avi_sync_options o = avi_default_sync_options();
+    o.type = AVI_INTEGRATOR_AVI;
+    o.damping = 0.25;
+    e = avi_engine_create_with(m, &o, &err);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_null(e->stepper);
+    ck_assert(e->damping == 0.25 && avi_engine_sync_step(e) == 0.0);
+    avi_engine_destroy(e);
+    const avi_constraint link = {AVI_CONSTRAINT_LINK, 4, 5, 1.0, {0, 0, 0}, {0, 0, 1}};
+    o.constraints = &link;
+    o.constraint_count = 1;
+    ck_assert_ptr_null(avi_engine_create_with(m, &o, &err));
+    ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.message, "synchronous"));
+    o = avi_default_sync_options();
+    e = avi_engine_create_with(m, &o, &err);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(e->stepper);
+    ck_assert(avi_engine_sync_step(e) == 1e-3);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -304,6 +340,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_blow_up_is_reported);
     tcase_add_test(tc, test_largest_energy_names_a_nan);
     tcase_add_test(tc, test_sync_explicit_matches_avi);
+    tcase_add_test(tc, test_create_with_selects_the_integrator);
     suite_add_tcase(s, tc);
     return s;
 }

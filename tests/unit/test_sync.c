@@ -53,7 +53,7 @@ static void run_small(avi_integrator_type type, double alpha, double h, double T
     o.damping = damping;
     o.linear_solver = solver;
     avi_error err;
-    avi_engine *e = avi_engine_create_sync(m, &o, &err);
+    avi_engine *e = avi_engine_create_with(m, &o, &err);
     ck_assert_msg(e != NULL, "%s", err.message);
     ck_assert_int_eq(avi_engine_advance(e, T), AVI_OK);
     avi_engine_state_at(e, T, &x[0][0], NULL);
@@ -142,7 +142,7 @@ START_TEST(test_momenta_and_damping)
             o.type = types[k];
             o.tolerance = 1e-13;
             o.damping = d ? 0.02 : 0.0;
-            avi_engine *e = avi_engine_create_sync(m, &o, NULL);
+            avi_engine *e = avi_engine_create_with(m, &o, NULL);
             ck_assert_ptr_nonnull(e);
             double P0[3], L0[3], P[3], L[3], E0, E;
             momenta(e, 0.0, P0, L0, &E0);
@@ -178,7 +178,7 @@ START_TEST(test_avi_damping)
     avi_engine *a = avi_engine_create(ma, NULL);
     avi_sync_options o = avi_default_sync_options();
     o.damping = 0.02;
-    avi_engine *s = avi_engine_create_sync(ms, &o, NULL);
+    avi_engine *s = avi_engine_create_with(ms, &o, NULL);
     ck_assert_int_eq(avi_engine_set_damping(a, 0.02), AVI_OK);
     ck_assert_int_eq(avi_engine_set_damping(a, -1.0), AVI_ERR_INPUT);
     double P0[3], L0[3], E0, P[3], L[3], E, x[6][3], y[6][3];

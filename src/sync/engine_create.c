@@ -1,0 +1,21 @@
+/* The one engine constructor. It lives here, the lowest layer that knows
+ * every integrator: the asynchronous integrator's event queue
+ * (core/engine.c), or a synchronous stepper (sync_engine.c). */
+#include "sync/sync_internal.h"
+#include "base/error.h"
+
+avi_engine *avi_engine_create_with(avi_model *m, const avi_sync_options *opt, avi_error *err)
+{
+    if (opt && opt->type != AVI_INTEGRATOR_AVI) return avi_sync_engine_create(m, opt, err);
+    if (opt && opt->constraint_count)
+        return avi_error_set(err, AVI_ERR_INPUT, "constraints need a synchronous integrator, not avi"), NULL;
+    avi_engine *e = avi_engine_create_events(m, err);
+    if (e && opt && avi_engine_set_damping(e, opt->damping)) {
+        if (err) *err = e->err;
+        avi_engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_create_with(m, NULL, err); }
