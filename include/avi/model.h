@@ -122,6 +122,11 @@ typedef struct {
     int max_layers;         /* > 0; 0: automatic (4096) */
 } avi_contact_settings;
 
+/* The default contact settings for a given eta_1 (which has none): inner
+ * thickness eta_1 / 5, automatic stiffness and layers (as a scene's contact
+ * section without those keys). */
+avi_contact_settings avi_default_contact_settings(double thickness);
+
 /* Enables contact between the model's contact surfaces and points. */
 int avi_model_set_contact(avi_model *model, const avi_contact_settings *settings);
 

@@ -46,7 +46,7 @@
  * `h5clear -s` clears the mark. The XDMF sidecar is for finished files:
  * ParaView opens HDF5 files without SWMR.
  *
- * Errors never abort: calls return non-zero and fill an avi_error whose
+ * Errors never abort: calls return an avi_status and fill an avi_error whose
  * message names the file and the failing operation. avi_h5_create and
  * avi_h5_info turn off HDF5's automatic error printing for the process, and
  * ask HDF5 not to install its exit-time cleanup (which crashes after a
@@ -100,6 +100,10 @@ typedef struct {
     const char *resumed;       /* one line per resume: "STARTED HOST COMMAND_LINE" */
 } avi_h5_layout;
 
+/* Every field 0 or NULL: no bodies, the sidecar next to the file, author
+ * from $USER; set at least path, bodies and vertex_count. */
+avi_h5_layout avi_default_h5_layout(void);
+
 typedef struct avi_h5_writer avi_h5_writer;
 
 /* Length of the completion-state dataset while the file is written (a
@@ -118,12 +122,12 @@ avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err);
 
 /* Appends one row of every observable at obs->time. Rows are buffered and
  * written in blocks; avi_h5_flush writes whatever is pending. Does not
- * allocate. Returns 0, or non-zero on an I/O error (see avi_h5_error). */
+ * allocate. Returns AVI_OK, or a status on an I/O error (see avi_h5_error). */
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs);
 
 /* Appends one frame: positions x and velocities v of all layout->vertex_count
  * vertices ([n][3] each), split per body. Written immediately (one chunk per
- * body and frame). Returns 0 or non-zero on error. */
+ * body and frame). Returns AVI_OK or a status (see avi_h5_error). */
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3],
                        const double (*v)[3]);
 
@@ -131,7 +135,7 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
  * added since to the XDMF sidecar (avi_xdmf_append). Everything written
  * before it is then visible to SWMR readers and survives a killed process.
  * The caller calls it at every output interval. Fails when the file was
- * removed or replaced on disk. Returns 0 or non-zero on error. */
+ * removed or replaced on disk. Returns AVI_OK or a status (see avi_h5_error). */
 int avi_h5_flush(avi_h5_writer *w);
 
 /* Flushes, stores the completion state ("complete", "interrupted" or
@@ -142,7 +146,7 @@ int avi_h5_flush(avi_h5_writer *w);
  * closed, the file is reopened for SWMR writing and that dataset replaced
  * by a variable-length UTF-8 string holding the whole text (about 1 ms; a
  * process killed meanwhile leaves a file that opens with one of the two).
- * Returns 0 or non-zero with err (may be NULL) filled with the first error
+ * Returns AVI_OK or a status with err (may be NULL) filled with the first error
  * the writer met. */
 int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err);
 
@@ -165,8 +169,8 @@ double avi_h5_frame_bytes(size_t vertex_count, int body_count);
 
 /* Resuming: appends the first `rows` rows and `frames` frames of an earlier
  * output file (opened read-only in SWMR mode, so a killed run's file
- * works) to a new writer of the same layout, value for value. Returns 0 or
- * non-zero with err filled. */
+ * works) to a new writer of the same layout, value for value. Returns AVI_OK or
+ * a status with err filled. */
 int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
                        int body_count, size_t vertex_count, avi_error *err);
 
@@ -179,7 +183,7 @@ char *avi_h5_read_text(const char *path, const char *dataset);
  * integrator, bodies, events, simulated time, relative total-energy drift
  * (max |E - E0| / |E0| and final), momentum error (max |p - p0| relative to
  * |p0|, for linear and angular momentum), minimum contact distance and
- * completion state. Returns 0, or non-zero with err filled when the file
+ * completion state. Returns AVI_OK, or a status with err filled when the file
  * cannot be read or is not an avi output file. */
 int avi_h5_info(const char *path, FILE *out, avi_error *err);
 
@@ -191,8 +195,8 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err);
  * XDMFReader and Xdmf3ReaderS/T both read it) and masses. h5_path must
  * exist; the .xmf refers to it by a path relative to the .xmf's directory,
  * so the two can be moved together. The file is replaced atomically
- * (temporary file in the same directory, fsync, rename). Returns 0, or
- * non-zero with err (may be NULL) filled. */
+ * (temporary file in the same directory, fsync, rename). Returns AVI_OK,
+ * or a status with err (may be NULL) filled. */
 int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies,
                    int body_count, const double *frame_times, size_t frame_count, avi_error *err);
 
@@ -203,12 +207,12 @@ int avi_xdmf_write(const char *xmf_path, const char *h5_path, const avi_h5_body 
  * before and after; a write cut short leaves a file no XML parser accepts
  * (never one with wrong frames). When the file does not end as this
  * writer ends it (or first is 0), it is rewritten whole as by
- * avi_xdmf_write. Returns 0, or non-zero with err (may be NULL) filled. */
+ * avi_xdmf_write. Returns AVI_OK, or a status with err (may be NULL) filled. */
 int avi_xdmf_append(const char *xmf_path, const char *h5_path, const avi_h5_body *bodies, int body_count,
                     const double *frame_times, size_t first, size_t frame_count, avi_error *err);
 
 /* The default sidecar path of an output file: ".h5" replaced by ".xmf", or
- * ".xmf" appended. Returns 0, or -1 when it does not fit in size bytes. */
+ * ".xmf" appended. Returns AVI_OK, or AVI_ERR_INPUT when it does not fit in size bytes. */
 int avi_xdmf_default_path(const char *h5_path, char *out, size_t size);
 
 #ifdef __cplusplus

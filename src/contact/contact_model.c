@@ -9,6 +9,12 @@ static const avi_contact_ops contact_ops = {avi_contact_create, avi_contact_dest
                                             avi_contact_event,  avi_contact_observe, avi_contact_save,
                                             avi_contact_load};
 
+avi_contact_settings avi_default_contact_settings(double thickness)
+{
+    avi_contact_settings s = {thickness, thickness / 5.0, 0.0, 0};
+    return s;
+}
+
 int avi_model_set_contact(avi_model *m, const avi_contact_settings *s)
 {
     if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");

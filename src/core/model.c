@@ -1,5 +1,6 @@
 /* Building a model: vertices, bodies, potentials, lumped masses. */
 #include "core/model_internal.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -23,10 +24,9 @@ int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->err.message, sizeof m->err.message, fmt, ap);
+    avi_error_vset(&m->err, status, fmt, ap);
     va_end(ap);
-    m->err.status = status;
-    return -1;
+    return status;
 }
 
 avi_model *avi_model_create(void)
@@ -95,7 +95,7 @@ int avi_model_add_body(avi_model *m, const char *name)
     if (m->nbody == m->cap_body) {
         int c = m->cap_body ? 2 * m->cap_body : 4;
         avi_body *b = realloc(m->bodies, (size_t)c * sizeof *b);
-        if (!b) return oom(m);
+        if (!b) return (oom(m), -1);
         m->bodies = b;
         m->cap_body = c;
     }
@@ -103,7 +103,7 @@ int avi_model_add_body(avi_model *m, const char *name)
     memset(b, 0, sizeof *b);
     b->name = strdup(name ? name : "");
     b->first_vertex = m->nv;
-    if (!b->name) return oom(m);
+    if (!b->name) return (oom(m), -1);
     return m->nbody++;
 }
 
@@ -120,25 +120,25 @@ int avi_model_set_body_time_step(avi_model *m, int body, double dt)
 int64_t avi_model_add_vertex(avi_model *m, int body, const double rest[3])
 {
     if (not_finalized(m)) return -1;
-    if (body < 0 || body >= m->nbody) return avi_model_fail(m, AVI_ERR_INPUT, "no body %d", body);
+    if (body < 0 || body >= m->nbody) return (avi_model_fail(m, AVI_ERR_INPUT, "no body %d", body), -1);
     if (!v3_isfinite(rest))
-        return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': vertex %zu has a non-finite position",
-                              m->bodies[body].name, m->nv - m->bodies[body].first_vertex);
+        return (avi_model_fail(m, AVI_ERR_INPUT, "body '%s': vertex %zu has a non-finite position",
+                              m->bodies[body].name, m->nv - m->bodies[body].first_vertex), -1);
     if (m->nv == m->cap_v) {
         size_t c = m->cap_v ? 2 * m->cap_v : 256;
         avi_vertex *v = aligned_alloc(64, c * sizeof *v);
-        if (!v) return oom(m);
+        if (!v) return (oom(m), -1);
         if (m->vert) memcpy(v, m->vert, m->nv * sizeof *v);
         free(m->vert);
         m->vert = v;
         double (*r)[3] = realloc(m->rest, c * sizeof *r);
-        if (!r) return oom(m);
+        if (!r) return (oom(m), -1);
         m->rest = r;
         double *ms = realloc(m->mass, c * sizeof *ms);
-        if (!ms) return oom(m);
+        if (!ms) return (oom(m), -1);
         m->mass = ms;
         int32_t *bo = realloc(m->body_of, c * sizeof *bo);
-        if (!bo) return oom(m);
+        if (!bo) return (oom(m), -1);
         m->body_of = bo;
         m->cap_v = c;
     }
@@ -161,7 +161,7 @@ static int check_vertex(avi_model *m, uint32_t v)
 
 int avi_model_set_state(avi_model *m, uint32_t v, const double x[3], const double vel[3])
 {
-    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (not_finalized(m) || check_vertex(m, v)) return m->err.status;
     if ((x && !v3_isfinite(x)) || (vel && !v3_isfinite(vel)))
         return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u: non-finite initial state", v);
     if (x) v3_copy(m->vert[v].x, x);
@@ -171,7 +171,7 @@ int avi_model_set_state(avi_model *m, uint32_t v, const double x[3], const doubl
 
 int avi_model_add_mass(avi_model *m, uint32_t v, double mass)
 {
-    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (not_finalized(m) || check_vertex(m, v)) return m->err.status;
     if (!(mass > 0.0) || !isfinite(mass))
         return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u: mass %g must be positive and finite", v, mass);
     m->mass[v] += mass;
@@ -180,7 +180,7 @@ int avi_model_add_mass(avi_model *m, uint32_t v, double mass)
 
 int avi_model_pin(avi_model *m, uint32_t v)
 {
-    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (not_finalized(m) || check_vertex(m, v)) return m->err.status;
     m->vert[v].inv_mass = 0.0;
     return 0;
 }
@@ -202,7 +202,7 @@ static void element_label(const avi_model *m, char *buf, size_t len, const char 
 static int check_stencil(avi_model *m, const uint32_t *v, int n, const char *what)
 {
     for (int a = 0; a < n; a++) {
-        if (check_vertex(m, v[a])) return -1;
+        if (check_vertex(m, v[a])) return m->err.status;
         for (int b = 0; b < a; b++)
             if (v[a] == v[b])
                 return avi_model_fail(m, AVI_ERR_INPUT, "%s repeats vertex %u", what, v[a]);
@@ -218,7 +218,7 @@ static void gather_rest(const avi_model *m, const uint32_t *v, int n, double X[]
 int avi_model_add_spring(avi_model *m, uint32_t a, uint32_t b, double stiffness, double rest)
 {
     uint32_t v[2] = {a, b};
-    if (not_finalized(m) || check_stencil(m, v, 2, "spring")) return -1;
+    if (not_finalized(m) || check_stencil(m, v, 2, "spring")) return m->err.status;
     if (!(stiffness >= 0.0) || !isfinite(stiffness) || !isfinite(rest))
         return avi_model_fail(m, AVI_ERR_INPUT, "spring %zu (vertices %u, %u): stiffness %g / rest %g invalid",
                               m->nspring, a, b, stiffness, rest);
@@ -250,7 +250,7 @@ static int check_shell_material(avi_model *m, const avi_shell_material *mat)
 int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, const avi_shell_material *mat)
 {
     uint32_t v[3] = {a, b, c};
-    if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return -1;
+    if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return m->err.status;
     if (grow((void **)&m->membranes, &m->cap_membrane, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
     size_t cap = m->cap_membrane;
     double *wc = realloc(m->membrane_c, cap * sizeof *wc);
@@ -280,7 +280,7 @@ int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, con
 int avi_model_add_hinge(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t d, const avi_shell_material *mat)
 {
     uint32_t v[4] = {a, b, c, d};
-    if (not_finalized(m) || check_stencil(m, v, 4, "hinge") || check_shell_material(m, mat)) return -1;
+    if (not_finalized(m) || check_stencil(m, v, 4, "hinge") || check_shell_material(m, mat)) return m->err.status;
     if (grow((void **)&m->hinges, &m->cap_hinge, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
     double X[4][3];
     gather_rest(m, v, 4, X);
@@ -311,9 +311,9 @@ static int edge_cmp(const void *pa, const void *pb)
 int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t count,
                                 const avi_shell_material *mat, int bending)
 {
-    if (not_finalized(m)) return -1;
+    if (not_finalized(m)) return m->err.status;
     for (size_t t = 0; t < count; t++)
-        if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return -1;
+        if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return m->err.status;
     if (!bending || count == 0) return 0;
     edge_rec *e = malloc(3 * count * sizeof *e);
     if (!e) return oom(m);
@@ -364,7 +364,7 @@ int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t c
 int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t d, const avi_solid_material *mat)
 {
     uint32_t v[4] = {a, b, c, d};
-    if (not_finalized(m) || check_stencil(m, v, 4, "tetrahedron")) return -1;
+    if (not_finalized(m) || check_stencil(m, v, 4, "tetrahedron")) return m->err.status;
     if (!mat || !(mat->youngs > 0.0) || !(mat->density > 0.0) || !(mat->poisson >= 0.0 && mat->poisson < 0.5) ||
         !isfinite(mat->youngs) || !isfinite(mat->density))
         return avi_model_fail(m, AVI_ERR_INPUT, "solid material needs youngs > 0, density > 0, 0 <= poisson < 0.5");
@@ -395,10 +395,10 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
 
 int avi_model_add_contact_triangles(avi_model *m, const uint32_t (*tri)[3], size_t n)
 {
-    if (not_finalized(m)) return -1;
+    if (not_finalized(m)) return m->err.status;
     if (grow((void **)&m->contact_tri, &m->cap_contact_tri, m->ncontact_tri + n, sizeof *m->contact_tri)) return oom(m);
     for (size_t t = 0; t < n; t++) {
-        if (check_stencil(m, tri[t], 3, "contact triangle")) return -1;
+        if (check_stencil(m, tri[t], 3, "contact triangle")) return m->err.status;
         memcpy(m->contact_tri[m->ncontact_tri++], tri[t], sizeof tri[t]);
     }
     return 0;
@@ -406,7 +406,7 @@ int avi_model_add_contact_triangles(avi_model *m, const uint32_t (*tri)[3], size
 
 int avi_model_add_contact_point(avi_model *m, uint32_t v)
 {
-    if (not_finalized(m) || check_vertex(m, v)) return -1;
+    if (not_finalized(m) || check_vertex(m, v)) return m->err.status;
     if (grow((void **)&m->contact_point, &m->cap_contact_point, m->ncontact_point + 1, sizeof *m->contact_point))
         return oom(m);
     m->contact_point[m->ncontact_point++] = v;

@@ -294,7 +294,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");
     avi_time_step def = avi_default_time_step();
     if (!rule) rule = &def;
-    if (check_rule(m, rule) || finalize_vertices(m) || add_gravity(m)) return -1;
+    if (check_rule(m, rule) || finalize_vertices(m) || add_gravity(m)) return m->err.status;
 
     /* Elastic potentials first; gravity follows the vertices' elastic steps. */
     double largest = 0.0;
@@ -397,7 +397,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     if (rule->levels_per_octave > 0 && rule->rule != AVI_DT_FIXED) quantize_steps(m, rule, vertex_min);
     else if (rule->rule != AVI_DT_FIXED && merge_rounding_equal_steps(m, rule, vertex_min)) {
         free(vertex_min);
-        return -1;
+        return m->err.status;
     }
     for (size_t i = 0; i < m->ngravity; i++) {
         double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
@@ -416,7 +416,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     m->contact_safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
     m->neighbor_ratio = rule->rule == AVI_DT_FIXED ? 0.0 : rule->neighbor_ratio;
     m->contact_fixed_dt = rule->kind_fixed[AVI_KIND_CONTACT];
-    if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return -1;
+    if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return m->err.status;
     m->finalized = 1;
     return 0;
 }

@@ -113,7 +113,7 @@ static inline int avi_model_potential_pinned(const avi_model *m, avi_kind kind, 
     return n > 0;
 }
 
-/* Sets the model's error (printf-style) and returns -1. */
+/* Sets the model's error (printf-style) and returns `status`. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -26,7 +26,7 @@ static int rfail(reader *r, avi_status status, const char *fmt, ...)
     char detail[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
     H5Eclear2(H5E_DEFAULT);
-    if (!r->err) return -1;
+    if (!r->err) return status;
     char what[256];
     va_list ap;
     va_start(ap, fmt);
@@ -36,7 +36,7 @@ static int rfail(reader *r, avi_status status, const char *fmt, ...)
     int n = snprintf(r->err->message, sizeof r->err->message, "%s: %s", r->path, what);
     if (n > 0 && (size_t)n < sizeof r->err->message && detail[0])
         snprintf(r->err->message + n, sizeof r->err->message - (size_t)n, " (%s)", detail);
-    return -1;
+    return status;
 }
 
 static int exists(hid_t file, const char *path)

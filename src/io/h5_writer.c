@@ -131,7 +131,7 @@ static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &d);
     H5Eclear2(H5E_DEFAULT);
     if (status != AVI_ERR_INPUT) seal(w);
-    if (w->failed) return -1;
+    if (w->failed) return w->err.status;
     w->failed = 1;
     w->err.status = status;
     char what[256];
@@ -140,7 +140,7 @@ static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     compose(w->err.message, sizeof w->err.message, w->path, what, d.text);
-    return -1;
+    return w->err.status;
 }
 
 /* After a failed write HDF5 would go on writing, at the latest when the
@@ -177,10 +177,10 @@ static int write_completion_in_place(avi_h5_writer *w, const char *text, size_t 
 static int fail_with(avi_h5_writer *w, const avi_error *e)
 {
     H5Eclear2(H5E_DEFAULT);
-    if (w->failed) return -1;
+    if (w->failed) return w->err.status;
     w->failed = 1;
     w->err = *e;
-    return -1;
+    return w->err.status;
 }
 
 /* ------------------------------------------------------ attribute helpers */
@@ -793,6 +793,13 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
     return 0;
 }
 
+avi_h5_layout avi_default_h5_layout(void)
+{
+    avi_h5_layout L;
+    memset(&L, 0, sizeof L);
+    return L;
+}
+
 avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err)
 {
     /* Errors are reported through avi_error, not HDF5's stack printing. */
@@ -835,11 +842,11 @@ static int write_rows(avi_h5_writer *w)
     if (n == 0) return 0;
     if (append(w, w->obs_step, H5T_NATIVE_INT64, 1, 0, old, n, w->row_step, "/observables step") ||
         append(w, w->obs_time, H5T_NATIVE_DOUBLE, 1, 0, old, n, w->row_time, "/observables time"))
-        return -1;
+        return w->err.status;
     for (int o = 0; o < OBS_N; o++)
         if (append(w, w->obs_value[o], OBS[o].integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, OBS[o].width > 1 ? 2 : 1,
                    (hsize_t)OBS[o].width, old, n, w->row_value[o], OBS[o].name))
-            return -1;
+            return w->err.status;
     w->rows_written += n;
     w->rows_pending = 0;
     return 0;
@@ -847,9 +854,9 @@ static int write_rows(avi_h5_writer *w)
 
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs)
 {
-    if (!w) return -1;
+    if (!w) return AVI_ERR_INPUT;
     avi_hdf5_init(); /* this thread may not be the one that created w */
-    if (w->failed) return -1;
+    if (w->failed) return w->err.status;
     size_t r = w->rows_pending;
     w->row_step[r] = step;
     w->row_time[r] = obs->time;
@@ -873,9 +880,9 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
 
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3], const double (*v)[3])
 {
-    if (!w) return -1;
+    if (!w) return AVI_ERR_INPUT;
     avi_hdf5_init();
-    if (w->failed) return -1;
+    if (w->failed) return w->err.status;
     if (!x || !v) return fail(w, AVI_ERR_INPUT, "frame %zu has no positions or velocities", w->frames);
     if (w->frames == w->frame_cap) {
         size_t cap = w->frame_cap ? 2 * w->frame_cap : 64;
@@ -892,7 +899,7 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
             append(w, S->time, H5T_NATIVE_DOUBLE, 1, 0, f, 1, &time, name) ||
             append(w, S->position, H5T_NATIVE_DOUBLE, 3, S->count, f, 1, x[S->first], name) ||
             append(w, S->velocity, H5T_NATIVE_DOUBLE, 3, S->count, f, 1, v[S->first], name))
-            return -1;
+            return w->err.status;
     }
     w->frame_times[f] = time;
     w->frames++;
@@ -901,10 +908,10 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
 
 int avi_h5_flush(avi_h5_writer *w)
 {
-    if (!w) return -1;
+    if (!w) return AVI_ERR_INPUT;
     avi_hdf5_init();
-    if (w->failed) return -1;
-    if (write_rows(w)) return -1;
+    if (w->failed) return w->err.status;
+    if (write_rows(w)) return w->err.status;
     if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) return fail(w, AVI_ERR_RUN, "flushing failed");
     /* Writing on into an unlinked or replaced file would lose the run silently. */
     struct stat st;
@@ -952,7 +959,7 @@ static int store_whole_completion(avi_h5_writer *w, const char *text)
         rc = fail(w, AVI_ERR_RUN, "replacing /parameters/completion failed");
     if (pg >= 0) H5Gclose(pg);
     if (H5Fclose(f) < 0) rc = fail(w, AVI_ERR_RUN, "closing after storing the completion state failed");
-    return w->failed ? -1 : rc;
+    return w->failed ? (int)w->err.status : rc;
 }
 
 int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
@@ -962,7 +969,7 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
             err->status = AVI_ERR_INPUT;
             snprintf(err->message, sizeof err->message, "no output file to close");
         }
-        return -1;
+        return AVI_ERR_INPUT;
     }
     avi_hdf5_init();
     avi_h5_flush(w);
@@ -989,7 +996,7 @@ int avi_h5_close(avi_h5_writer *w, const char *completion, avi_error *err)
      * failed: full disk, file-size limit) keeps the state written in place,
      * since reopening it to grow it could leave it damaged. */
     if (closed && !w->part_path && !w->sealed) store_whole_completion(w, state);
-    int rc = w->failed ? -1 : 0;
+    int rc = w->failed ? w->err.status : AVI_OK;
     if (err) {
         if (w->failed) *err = w->err;
         else {

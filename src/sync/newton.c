@@ -5,6 +5,7 @@
  * the same residual, the same convergence test and the same linear solver,
  * so that they differ only where the two methods differ. */
 #include "sync/sync_internal.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -15,10 +16,9 @@ int avi_sync_fail(avi_engine *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->err.message, sizeof e->err.message, fmt, ap);
+    int rc = avi_error_vset(&e->err, AVI_ERR_RUN, fmt, ap);
     va_end(ap);
-    e->err.status = AVI_ERR_RUN;
-    return AVI_ERR_RUN;
+    return rc;
 }
 
 static inline void gather(const double (*x)[3], const uint32_t *v, int n, double out[][3])

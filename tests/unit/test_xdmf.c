@@ -231,7 +231,7 @@ START_TEST(test_direct_write_and_errors)
     ck_assert_str_eq(out, "dir/run.xmf");
     ck_assert_int_eq(avi_xdmf_default_path("run.hdf5", out, sizeof out), 0);
     ck_assert_str_eq(out, "run.hdf5.xmf");
-    ck_assert_int_eq(avi_xdmf_default_path("run.h5", out, 7), -1);
+    ck_assert_int_eq(avi_xdmf_default_path("run.h5", out, 7), AVI_ERR_INPUT);
     remove_tmpdir();
 }
 END_TEST
