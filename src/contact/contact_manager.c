@@ -484,18 +484,10 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
         }
     }
     if (d < p->eta) {
+        /* The engine's kick, with the penalty's derivative in the weight. */
         double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
-        for (int a = 0; a < 4; a++) {
-            avi_vertex *q = &V[p->v[a]];
-            double sc = w * q->inv_mass;
-            q->v[0] -= sc * gd[a][0];
-            q->v[1] -= sc * gd[a][1];
-            q->v[2] -= sc * gd[a][2];
-            if (v3_dot(q->v, q->v) > cm->clock.vcap2 && cm->clock.next_run > t) {
-                cm->clock.next_run = t;
-                cm->clock.speed_triggers++;
-            }
-        }
+        avi_kick(V, p->v, 4, w, (const double (*)[3])gd);
+        avi_check_speed(&cm->clock, V, p->v, 4, t);
     }
     return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }

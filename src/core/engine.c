@@ -494,17 +494,6 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
     return uniform_tick_blow_up(e, kind, mem, pos, end, t, half, done);
 }
 
-/* A vertex faster than the contact manager's speed cap voids its
- * look-ahead: the manager runs before the next event. */
-static inline void check_speed(avi_contact_clock *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
-{
-    for (int a = 0; a < n; a++)
-        if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > t) {
-            cm->next_run = t;
-            cm->speed_triggers++;
-        }
-}
-
 /* The first member at or after pos + 1 whose id is above `id`: members
  * before it run ahead of an entry keyed `id` at the same time. */
 static inline uint32_t members_before(const uint32_t *mem, uint32_t pos, uint32_t end, uint32_t id)
@@ -579,7 +568,7 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
         }
         pos++;
         if (cm) {
-            check_speed(cm, V, v, n, t);
+            avi_check_speed(cm, V, v, n, t);
             if (cm->next_run <= t) break;
         }
     } while (pos < end);
@@ -811,7 +800,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         /* First event of a clock: half impulse (staggered velocities). */
         double sum = apply_potential(m, V, kind, i, ev.t, ev.n == 0 ? 0.5 : 1.0, kd, 0, &v, &n, &dt);
         counts[kind]++;
-        if (cm) check_speed(cm, V, v, n, ev.t);
+        if (cm) avi_check_speed(cm, V, v, n, ev.t);
         if (!isfinite(sum)) {
             rc = blow_up(e, kind, i, ev.t, v, n);
             goto out;

@@ -97,6 +97,18 @@ struct avi_engine {
     avi_error err;
 };
 
+/* A vertex faster than the contact manager's speed cap voids its
+ * look-ahead: the manager runs before the next event. After every kick, by
+ * the engine and by contact events. */
+static inline void avi_check_speed(avi_contact_clock *cm, const avi_vertex *V, const uint32_t *v, int n, double t)
+{
+    for (int a = 0; a < n; a++)
+        if (v3_dot(V[v[a]].v, V[v[a]].v) > cm->vcap2 && cm->next_run > t) {
+            cm->next_run = t;
+            cm->speed_triggers++;
+        }
+}
+
 /* The asynchronous integrator's engine: the event queue with a clock per
  * potential (engine.c). The one public constructor, avi_engine_create_with
  * (src/sync/engine_create.c), calls it or builds a synchronous stepper. */
