@@ -120,6 +120,11 @@ typedef struct {
     double inner_thickness; /* eta_inf, 0 < eta_inf < eta_1 */
     double stiffness;       /* k_1 > 0; 0: automatic (see avi_model_finalize) */
     int max_layers;         /* > 0; 0: automatic (4096) */
+    /* Coulomb friction coefficient mu >= 0 (static = kinetic), 0: none. At
+     * every penalty event a tangential impulse of at most mu times that
+     * event's normal impulse slows the stencil's tangential relative
+     * velocity, never reversing it (src/contact/contact_friction.c). */
+    double friction;
 } avi_contact_settings;
 
 /* Enables contact between the model's contact surfaces and points. */

@@ -1,6 +1,7 @@
 /* The contact manager: activation and retirement of nested penalty layers
  * (Harmon, Vouga, Smith, Tamstorf, Grinspun 2009), see contact_manager.h. */
 #include "contact/contact_manager.h"
+#include "contact/contact_friction.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -104,6 +105,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->safety = m->contact_safety;
     cm->neighbor_ratio = m->neighbor_ratio;
     cm->max_layers = m->contact.max_layers;
+    cm->mu = m->contact.friction;
     /* Cells about one edge long (at rest), and never below the search radius. */
     double len = 0.0;
     for (size_t e = 0; e < cm->nedges; e++) {
@@ -465,6 +467,22 @@ int avi_contact_run(avi_engine *e, double t)
     return AVI_OK;
 }
 
+/* Coulomb friction after a normal kick of impulse jn >= 0 on potential p
+ * (contact_friction.h); a vertex it makes faster than the speed cap brings
+ * the manager's run forward, as for the normal kick. */
+static void friction_step(avi_contact_manager *cm, avi_vertex *V, const avi_contact_potential *p,
+                          const double gd[4][3], double jn, double t)
+{
+    cm->friction_work += avi_contact_friction(V, p->v, p->type, gd, jn, cm->mu);
+    for (int a = 0; a < 4; a++) {
+        const avi_vertex *q = &V[p->v[a]];
+        if (v3_dot(q->v, q->v) > cm->clock.vcap2 && cm->clock.next_run > t) {
+            cm->clock.next_run = t;
+            cm->clock.speed_triggers++;
+        }
+    }
+}
+
 int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next_time)
 {
     avi_contact_manager *cm = e->contact;
@@ -509,12 +527,14 @@ int avi_contact_event(avi_engine *e, uint32_t slot, double t, uint32_t n, double
                 cm->clock.speed_triggers++;
             }
         }
+        if (cm->mu > 0.0) friction_step(cm, V, p, (const double (*)[3])gd, -w, t);
     }
     *next_time = p->t0 + (double)(n + 1) * p->dt;
     return 0;
 }
 
-void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance)
+void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance,
+                         double *friction_work)
 {
     const avi_contact_manager *cm = e->contact;
     const avi_vertex *V = e->model->vert;
@@ -535,4 +555,5 @@ void avi_contact_observe(const avi_engine *e, double t, double *energy, uint64_t
     *energy = sum;
     *active = cm->alive;
     *min_distance = dmin;
+    *friction_work = cm->friction_work;
 }

@@ -50,7 +50,8 @@ typedef struct avi_contact_ops {
     /* the event of contact potential `slot`: 0 rescheduled at *next, 1
      * retired, 2 dropped without an event; a negative status on failure */
     int (*event)(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next);
-    void (*observe)(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+    void (*observe)(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance,
+                    double *friction_work);
 } avi_contact_ops;
 
 struct avi_engine {

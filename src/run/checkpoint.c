@@ -241,6 +241,7 @@ static int write_contact(hid_t f, const avi_contact_manager *cm)
     double s[3] = {cm->clock.next_run, cm->vcap, cm->clock.vcap2};
     if (!rc) rc = put1(g, "counters", H5T_NATIVE_UINT64, 7, 1, c);
     if (!rc) rc = put1(g, "clocks", H5T_NATIVE_DOUBLE, 3, 1, s);
+    if (!rc) rc = put1(g, "friction_work", H5T_NATIVE_DOUBLE, 1, 1, &cm->friction_work);
     free(u);
     free(d);
     free(b);
@@ -480,6 +481,10 @@ static int read_contact(hid_t f, avi_contact_manager *cm)
     uint64_t c[7];
     double s[3];
     if (!rc) rc = get(g, "counters", H5T_NATIVE_UINT64, 7, c) || get(g, "clocks", H5T_NATIVE_DOUBLE, 3, s);
+    /* Friction's running work (absent before friction existed: none done). */
+    cm->friction_work = 0.0;
+    if (!rc && H5Lexists(g, "friction_work", H5P_DEFAULT) > 0)
+        rc = get(g, "friction_work", H5T_NATIVE_DOUBLE, 1, &cm->friction_work);
     if (!rc) {
         cm->npot = (size_t)np;
         cm->nst = (size_t)ns;
