@@ -46,12 +46,15 @@ double avi_contact_friction(avi_vertex *V, const uint32_t v[4], int type, const 
     /* |P| = min(|u_t| / W, mu jn): stops the sliding or is Coulomb's
      * bound; it never reverses u_t. */
     double p = fmin(speed / W, mu * jn);
-    double s = p / speed;
+    double s = p / speed, ut2 = v3_dot(ut, ut), dke = 0.0;
     for (int a = 0; a < 4; a++) {
         avi_vertex *q = &V[v[a]];
+        if (q->inv_mass == 0.0) continue; /* pinned: infinite mass, no change */
+        /* dv_a = -s c_a ut / m_a: m_a (v_a.dv_a + |dv_a|^2 / 2). */
         double f = s * c[a] * q->inv_mass;
+        dke += s * c[a] * (0.5 * f * ut2 - v3_dot(q->v, ut));
         for (int k = 0; k < 3; k++) q->v[k] -= f * ut[k];
     }
-    /* dKE = P.u + W |P|^2 / 2 with P = -p u_t / |u_t|. */
-    return p * speed - 0.5 * W * p * p;
+    /* With pinned vertices at rest this is p |u_t| - W p^2 / 2 >= 0. */
+    return -dke;
 }
