@@ -7,7 +7,7 @@
 # perf installed, one profiled run of each adds contact's share of the CPU
 # samples (symbols of src/contact: manager, broad phase, distances,
 # friction).
-#   bench/friction.sh [ROUNDS [MU [--set KEY=VALUE]...]]   (default 2, 0.3)
+#   bench/friction.sh [ROUNDS [MU [--set KEY=VALUE]...]]   (default 2, 0.3; ROUNDS 0: perf only)
 set -eu
 cd "$(dirname "$0")/.."
 rounds=${1:-2} mu=${2:-0.3}
@@ -44,6 +44,8 @@ for m in 0 "$mu"; do
     -o "$out/perf.h5" --quiet >/dev/null 2>&1
   perf report -q -i "$out/perf.data" --stdio --sort symbol 2>/dev/null | awk -v m="$m" '
     { p = $1; sub("%", "", p); total += p }
-    /avi_contact|broad_phase|avi_pt_distance|avi_ee_distance|friction|stencil|coarse_rebuild|keep_sorted|reach|activate|hash_rebuild/ { c += p }
+    # src/contact (distances: avi_pt_/avi_ee_, ee_pair, pt_pair; the
+    # managers candidate sort: msort, cmp_candidate).
+    / (avi_contact|avi_broad_phase|avi_cell_entries|avi_pt_|avi_ee_|ee_pair|pt_pair|cmp_candidate|msort_with_tmp|avi_stencil|coarse_rebuild|keep_sorted|reach|activate|retire_deepest|hash_rebuild|friction_step|resolved_step)/ { c += p }
     END { printf "{\"bench\": \"friction\", \"run\": \"mu=%s perf\", \"contact_share_of_samples\": %.3f}\n", m, c / total }'
 done
