@@ -95,15 +95,24 @@ static const double vf_u[4][3] = {{1.0, -0.5, -0.3}, {0.1, 0.2, 0.0}, {-0.2, 0.3
 static const double ee_x[4][3] = {{0.2, -1, 1e-3}, {0.3, 1, 2e-3}, {-1, 0.1, 0}, {1, 0.2, 0}};
 static const double ee_u[4][3] = {{0.4, 0.5, -0.3}, {0.2, 0.1, -0.2}, {-0.3, 0.1, 0.2}, {0.1, -0.6, 0.0}};
 
+/* The stencil sticks with a large normal impulse and slides, slower, with
+ * the small one. */
+static void stick_and_slide(int type, const double im[4], double mu, double jn_slide)
+{
+    const double (*x)[3] = type == AVI_STENCIL_VF ? vf_x : ee_x, (*u)[3] = type == AVI_STENCIL_VF ? vf_u : ee_u;
+    stencil s;
+    make(&s, type, x, u, im);
+    ck_assert(check(&s, mu, 100.0) <= 1e-13);
+    make(&s, type, x, u, im);
+    double r = check(&s, mu, jn_slide);
+    ck_assert(r > 0.0 && r < 1.0);
+}
+
 START_TEST(test_vertex_face)
 {
     const double im[4] = {1.0, 0.5, 1.0 / 3.0, 0.25};
+    stick_and_slide(AVI_STENCIL_VF, im, 0.5, 0.2);
     stencil s;
-    make(&s, AVI_STENCIL_VF, vf_x, vf_u, im);
-    ck_assert(check(&s, 0.5, 100.0) <= 1e-13); /* sticks */
-    make(&s, AVI_STENCIL_VF, vf_x, vf_u, im);
-    double r = check(&s, 0.5, 0.2); /* slides, slower */
-    ck_assert(r > 0.0 && r < 1.0);
     make(&s, AVI_STENCIL_VF, vf_x, vf_u, im);
     ck_assert(check(&s, 0.0, 1.0) == 1.0); /* no friction */
 }
@@ -112,12 +121,7 @@ END_TEST
 START_TEST(test_edge_edge)
 {
     const double im[4] = {2.0, 1.0, 0.5, 0.1};
-    stencil s;
-    make(&s, AVI_STENCIL_EE, ee_x, ee_u, im);
-    ck_assert(check(&s, 0.3, 100.0) <= 1e-13);
-    make(&s, AVI_STENCIL_EE, ee_x, ee_u, im);
-    double r = check(&s, 0.3, 0.5);
-    ck_assert(r > 0.0 && r < 1.0);
+    stick_and_slide(AVI_STENCIL_EE, im, 0.3, 0.5);
 }
 END_TEST
 
@@ -126,14 +130,11 @@ END_TEST
 START_TEST(test_pinned_side)
 {
     const double vf_im[4] = {1.0, 0.0, 0.0, 0.0}, ee_im[4] = {1.0, 1.0, 0.0, 0.0};
-    stencil s;
-    make(&s, AVI_STENCIL_VF, vf_x, vf_u, vf_im);
-    ck_assert(check(&s, 0.5, 100.0) <= 1e-13);
-    make(&s, AVI_STENCIL_EE, ee_x, ee_u, ee_im);
-    double r = check(&s, 0.5, 0.1);
-    ck_assert(r > 0.0 && r < 1.0);
+    stick_and_slide(AVI_STENCIL_VF, vf_im, 0.5, 0.1);
+    stick_and_slide(AVI_STENCIL_EE, ee_im, 0.5, 0.1);
     /* Both sides pinned: nothing to do. */
     const double none[4] = {0, 0, 0, 0};
+    stencil s;
     make(&s, AVI_STENCIL_VF, vf_x, vf_u, none);
     ck_assert(avi_contact_friction(s.V, s.v, s.type, (const double (*)[3])s.gd, 1.0, 1.0) == 0.0);
 }
