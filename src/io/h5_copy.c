@@ -82,6 +82,11 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     }
     char path[512];
     for (int k = 0; k < 7 && !rc; k++) {
+        /* An output from before friction existed: no friction work done. */
+        if (k == 6 && H5Lexists(f, "/observables/friction_work", H5P_DEFAULT) <= 0) {
+            memset(sc[k], 0, n * sizeof(double));
+            continue;
+        }
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
         if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
     }
