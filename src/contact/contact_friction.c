@@ -11,8 +11,8 @@
  * to 1, side B's to -1. The relative velocity of the closest points is
  * u = sum_a c_a v_a; an impulse P (momentum) given to vertex a as c_a P
  * changes it by W P with W = sum_a c_a^2 / m_a, the inverse effective mass
- * (the denominator of Bridson et al.'s eq. for the weighted impulse,
- * I / (1 + w1^2 + w2^2 + w3^2) with unit masses). Linear momentum changes
+ * (with equal masses m: (1 + w1^2 + w2^2 + w3^2) / m, the factor Bridson et
+ * al. divide a point-triangle impulse by). Linear momentum changes
  * by P sum_a c_a = 0; angular momentum by (sum_a c_a x_a) x P = d n x P,
  * since the two closest points are d apart along n (at most eta_1). */
 #include "contact/contact_friction.h"
