@@ -321,7 +321,9 @@ valgrind: deps
 clean:
 	rm -rf $(B) $(SAN) $(CLANG) $(NOARCH) $(PIC)
 
--include $(shell find $(B) $(SAN) $(CLANG) $(NOARCH) $(PIC) -name '*.d' 2>/dev/null)
+# $(PIC) is defined further down: name its tree here, or its objects never
+# see their headers change.
+-include $(shell find $(B) $(SAN) $(CLANG) $(NOARCH) $(B)-pic -name '*.d' 2>/dev/null)
 
 # ---- Fuzzing (tests/fuzz): libFuzzer harnesses for the scene parser and the
 # mesh readers, built with clang under ASan and UBSan in their own tree.

@@ -37,6 +37,9 @@ typedef struct {
     uint64_t events_total;
     uint64_t active_contact_potentials;
     double min_contact_distance; /* +inf when no contact-eligible pair exists */
+    /* Energy friction has dissipated since t = 0 (>= 0): total +
+     * friction_work stays flat. Not part of total. */
+    double friction_work;
 } avi_observation;
 
 /* Observer callback: called at t = 0, at every multiple of its interval and

@@ -120,11 +120,16 @@ typedef struct {
     double inner_thickness; /* eta_inf, 0 < eta_inf < eta_1 */
     double stiffness;       /* k_1 > 0; 0: automatic (see avi_model_finalize) */
     int max_layers;         /* > 0; 0: automatic (4096) */
+    /* Coulomb friction coefficient mu >= 0 (static = kinetic), 0: none. At
+     * every penalty event a tangential impulse of at most mu times that
+     * event's normal impulse slows the stencil's tangential relative
+     * velocity, never reversing it (src/contact/contact_friction.c). */
+    double friction;
 } avi_contact_settings;
 
 /* The default contact settings for a given eta_1 (which has none): inner
- * thickness eta_1 / 5, automatic stiffness and layers (as a scene's contact
- * section without those keys). */
+ * thickness eta_1 / 5, automatic stiffness and layers, no friction (as a
+ * scene's contact section without those keys). */
 avi_contact_settings avi_default_contact_settings(double thickness);
 
 /* Enables contact between the model's contact surfaces and points. */

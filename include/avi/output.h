@@ -12,7 +12,9 @@
  *   /observables/<name>           step[T], time[T], value[T] or value[T][3]; every
  *                                 observable's step and time are hard links to
  *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
- *                                 (attribute kinds) counts events per potential kind.
+ *                                 (attribute kinds) counts events per potential kind;
+ *                                 friction_work (J) the energy friction impulses have
+ *                                 removed since t = 0 (avi_observation.friction_work).
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
  *                                 command_line (argv, shell-quoted; "" from a library

@@ -112,7 +112,9 @@
  *                 thickness > 0 (required when enabled); inner_thickness in
  *                 (0, thickness), default thickness / 5; stiffness: auto
  *                 (default, stored as 0) or > 0; layers: auto (default,
- *                 stored as 0) or an integer in 1..64. When enabled, the
+ *                 stored as 0) or an integer in 1..64; friction: Coulomb
+ *                 mu >= 0 (static = kinetic), default 0 (avi_contact_settings,
+ *                 /observables/friction_work). When enabled, the
  *                 initial state must be clear: no two contact triangles
  *                 intersect and no vertex-face or edge-edge pair the
  *                 contact forms (within a body too) is within
@@ -269,6 +271,7 @@ typedef struct {
     double inner_thickness;
     double stiffness; /* 0: auto */
     int layers;       /* 0: auto */
+    double friction;  /* Coulomb mu >= 0, 0: none */
 } avi_scene_contact;
 
 typedef struct {

@@ -1,6 +1,7 @@
 /* The contact manager: activation and retirement of nested penalty layers
  * (Harmon, Vouga, Smith, Tamstorf, Grinspun 2009), see contact_manager.h. */
 #include "contact/contact_manager.h"
+#include "contact/contact_friction.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -104,6 +105,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->safety = m->contact_safety;
     cm->neighbor_ratio = m->neighbor_ratio;
     cm->max_layers = m->contact.max_layers;
+    cm->mu = m->contact.friction;
     /* Cells about one edge long (at rest), and never below the search radius. */
     double len = 0.0;
     for (size_t e = 0; e < cm->nedges; e++) {
@@ -450,6 +452,16 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
     return AVI_OK;
 }
 
+/* Coulomb friction after a normal kick of impulse jn >= 0 on potential p
+ * (contact_friction.h); a vertex it makes faster than the speed cap brings
+ * the manager's run forward, as for the normal kick. */
+static void friction_step(avi_contact_manager *cm, avi_vertex *V, const avi_contact_potential *p,
+                          const double gd[4][3], double jn, double t)
+{
+    cm->friction_work += avi_contact_friction(V, p->v, p->type, gd, jn, cm->mu);
+    avi_check_speed(&cm->clock, V, p->v, 4, t);
+}
+
 int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count)
 {
     uint32_t slot = ev.id & AVI_ID_INDEX_MASK, n = ev.n;
@@ -488,12 +500,13 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
         double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
         avi_kick(V, p->v, 4, w, (const double (*)[3])gd);
         avi_check_speed(&cm->clock, V, p->v, 4, t);
+        if (cm->mu > 0.0) friction_step(cm, V, p, (const double (*)[3])gd, -w, t);
     }
     return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }
 
 void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
-                         double *min_distance)
+                         double *min_distance, double *friction_work)
 {
     const avi_vertex *V = cm->model->vert;
     double sum = 0.0, dmin = INFINITY, x[4][3];
@@ -513,4 +526,5 @@ void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy
     *energy = sum;
     *active = cm->alive;
     *min_distance = dmin;
+    *friction_work = cm->friction_work;
 }

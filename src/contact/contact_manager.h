@@ -44,6 +44,8 @@ typedef struct avi_contact_manager {
     uint32_t (*edges)[2];
     size_t nedges;
     double eta1, eta_inf, k1, safety, neighbor_ratio;
+    double mu;            /* Coulomb friction coefficient, 0: none */
+    double friction_work; /* energy friction impulses removed so far (>= 0) */
     int max_layers;
     double cell;          /* broad-phase cell size */
     double window_max;    /* longest manager window */
@@ -111,8 +113,9 @@ int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst);
 int avi_contact_reindex(avi_contact_manager *cm);
 
 /* Observation at time t: contact energy, alive potentials, minimum distance
- * over the stencils within reach (+inf when none). */
+ * over the stencils within reach (+inf when none), energy dissipated by
+ * friction so far. */
 void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
-                         double *min_distance);
+                         double *min_distance, double *friction_work);
 
 #endif

@@ -11,7 +11,7 @@ static const avi_contact_ops contact_ops = {avi_contact_create, avi_contact_dest
 
 avi_contact_settings avi_default_contact_settings(double thickness)
 {
-    avi_contact_settings s = {thickness, thickness / 5.0, 0.0, 0};
+    avi_contact_settings s = {thickness, thickness / 5.0, 0.0, 0, 0.0};
     return s;
 }
 
@@ -25,6 +25,8 @@ int avi_model_set_contact(avi_model *m, const avi_contact_settings *s)
                               s->inner_thickness);
     if (!(s->stiffness >= 0.0) || !isfinite(s->stiffness))
         return avi_model_fail(m, AVI_ERR_INPUT, "contact.stiffness must be positive (got %g)", s->stiffness);
+    if (!(s->friction >= 0.0) || !isfinite(s->friction))
+        return avi_model_fail(m, AVI_ERR_INPUT, "contact.friction must be >= 0 and finite (got %g)", s->friction);
     if (s->max_layers < 0) return avi_model_fail(m, AVI_ERR_INPUT, "contact.layers must be positive");
     m->contact = *s;
     if (m->contact.max_layers == 0) m->contact.max_layers = 4096;

@@ -57,6 +57,7 @@ int avi_contact_save(const avi_contact_manager *cm, avi_state_io *io)
 #undef ITEM
     if (!rc) rc = io->put(io, "counters", AVI_STATE_U64, NCOUNTERS, 1, c);
     if (!rc) rc = io->put(io, "clocks", AVI_STATE_F64, NCLOCKS, 1, s);
+    if (!rc) rc = io->put(io, "friction_work", AVI_STATE_F64, 1, 1, &cm->friction_work);
     free(buf);
     return rc ? -1 : 0;
 }
@@ -118,5 +119,15 @@ int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
     CONTACT_CLOCKS(ITEM)
 #undef ITEM
     if (avi_contact_reindex(cm)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    return check(cm, err);
+    int st = check(cm, err);
+    if (st) return st;
+    /* Friction's running work; a checkpoint from before friction existed
+     * has none (no friction was done). Read last: an absent optional array
+     * must not be taken for the cause of another failure. */
+    cm->friction_work = 0.0;
+    if (io->count(io, "friction_work") == 1 && io->get(io, "friction_work", AVI_STATE_F64, 1, &cm->friction_work))
+        return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work unreadable");
+    if (!isfinite(cm->friction_work))
+        return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work is not finite");
+    return AVI_OK;
 }

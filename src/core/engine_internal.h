@@ -62,7 +62,7 @@ typedef struct avi_contact_ops {
      * and adds 1 to *count unless the potential had been retired before */
     int (*event)(struct avi_contact_manager *cm, avi_engine *e, avi_event ev, uint64_t *count);
     void (*observe)(const struct avi_contact_manager *cm, double t, double *energy, uint64_t *active,
-                    double *min_distance);
+                    double *min_distance, double *friction_work);
     /* its checkpoint state, as avi_stepper_ops's save and load */
     int (*save)(const struct avi_contact_manager *cm, avi_state_io *io);
     int (*load)(struct avi_contact_manager *cm, avi_state_io *io, avi_error *err);

@@ -188,7 +188,8 @@ static void observe_engine_side(const avi_engine *e, double t, avi_observation *
     o->time = t;
     o->min_contact_distance = INFINITY;
     if (e->contact)
-        e->model->contact_ops->observe(e->contact, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance);
+        e->model->contact_ops->observe(e->contact, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance,
+                                       &o->friction_work);
     for (int k = 0; k < AVI_KIND_COUNT; k++) {
         o->events[k] = e->events[k];
         o->events_total += e->events[k];

@@ -30,6 +30,7 @@ enum {
     OBS_ACTIVE,
     OBS_MIN_DISTANCE,
     OBS_EVENTS_BY_KIND,
+    OBS_FRICTION_WORK,
     OBS_N
 };
 
@@ -50,6 +51,7 @@ static const struct {
     {"active_contact_potentials", 1, 1, "1"},
     {"min_contact_distance", 1, 0, "m"},
     {"events_by_kind", AVI_KIND_COUNT, 1, "1"},
+    {"friction_work", 1, 0, "J"},
 };
 
 typedef struct {
@@ -873,6 +875,7 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
     c[OBS_EVENTS][r].i = (int64_t)obs->events_total;
     c[OBS_ACTIVE][r].i = (int64_t)obs->active_contact_potentials;
     c[OBS_MIN_DISTANCE][r].d = obs->min_contact_distance;
+    c[OBS_FRICTION_WORK][r].d = obs->friction_work;
     for (int k = 0; k < AVI_KIND_COUNT; k++) c[OBS_EVENTS_BY_KIND][AVI_KIND_COUNT * r + k].i = (int64_t)obs->events[k];
     w->rows_pending++;
     return w->rows_pending == ROWS ? write_rows(w) : 0;

@@ -475,7 +475,7 @@ void avi_scene_bodies_free(avi_scene_bodies *info)
 static int add_contact(const avi_scene *s, avi_model *m, const avi_scene_bodies *info)
 {
     avi_contact_settings cs = {s->contact.thickness, s->contact.inner_thickness, s->contact.stiffness,
-                               s->contact.layers};
+                               s->contact.layers, s->contact.friction};
     if (avi_model_set_contact(m, &cs)) return -1;
     for (size_t b = 0; b < info->count; b++) {
         const avi_scene_body_info *bi = &info->bodies[b];

@@ -333,7 +333,7 @@ static const struct {
     {"bodies.#.initial", "scale"},
     {"bodies.#.pinned", "box indices boundary"},
     {"bodies.#.time_step", "fixed"},
-    {"contact", "enabled thickness inner_thickness stiffness layers"},
+    {"contact", "enabled thickness inner_thickness stiffness layers friction"},
     {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
 };
 
@@ -1316,7 +1316,7 @@ static int load_contact(vctx *c, const ynode *root, avi_scene *s)
         if (node_int(c, v, "contact.layers", 1, 64, &x)) return AVI_ERR_INPUT;
         k->layers = (int)x;
     }
-    return 0;
+    return num(c, m, "contact", "friction", 0, R_NONNEG, &k->friction) ? AVI_ERR_INPUT : 0;
 }
 
 static int load_output(vctx *c, const ynode *root, avi_scene *s)
@@ -1867,6 +1867,10 @@ char *avi_scene_emit(const avi_scene *s)
         else sb_printf(&b, "auto");
         if (k->layers > 0) sb_printf(&b, ", layers: %d", k->layers);
         else sb_printf(&b, ", layers: auto");
+        if (k->friction > 0.0) {
+            sb_printf(&b, ", friction: ");
+            sb_num(&b, k->friction);
+        }
     }
     sb_printf(&b, "}\ngravity: ");
     sb_vec(&b, s->gravity);

@@ -20,6 +20,12 @@ for args in "run --bogus" "run a.yaml b.yaml" "frobnicate" "run --set" "run --se
 done
 "$AVI" run sphere-plate --set no.such.key=1 -o "$work/x.h5" --quiet 2>"$work/err"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "no.such.key" "$work/err" || { echo "--set unknown key: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
+# contact.friction: mu >= 0 and finite, the message naming the key.
+for mu in -0.1 nan inf; do
+  "$AVI" run sphere-plate --set contact.friction=$mu -o "$work/x.h5" --quiet 2>"$work/err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "contact.friction" "$work/err" && [ ! -e "$work/x.h5" ] \
+    || { echo "contact.friction=$mu: rc $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
+done
 "$AVI" info "$work/missing.h5" 2>/dev/null; rc=$?
 [ "$rc" -ne 0 ] || { echo "info on a missing file succeeded"; bad=$((bad + 1)); }
 # An unwritable output path is bad input: a clear message naming it, exit 2.

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Contact scenes through the command line: two free shells colliding
-# (two-spheres) and a strip folding onto itself (strip-fold). Each run must
+# (two-spheres) and a strip folding onto itself (strip-fold), each also with
+# Coulomb friction (contact.friction = 0.3: energy + friction work in the
+# band, friction work > 0, linear momentum kept; angular momentum reported,
+# the friction impulse acting across the gap). Each run must
 # complete, conserve momentum where nothing is pinned (relative to sum m|v|
 # and sum m|x||v| at t = 0), keep its energy in a band, stay above the inner
 # layer thickness, and pass build/tests/check_penetration on its frames
@@ -15,19 +18,22 @@ for s in two-spheres strip-fold; do
   grep -q "^ *$s" "$work/scenes.txt" || { echo "avi scenes does not list $s"; bad=$((bad + 1)); }
 done
 
-# name scene free(1: check momentum) args...
+# name scene free(1: check momentum) friction(1: on) args...
 run() {
-  local name=$1 scene=$2 free=$3; shift 3
+  local name=$1 scene=$2 free=$3 fric=$4; shift 4
+  [ "$fric" = 1 ] && set -- "$@" --set contact.friction=0.3
   if ! "$AVI" run "$scene" "$@" -o "$work/$name.h5" --quiet; then
     echo "$name: run failed"; bad=$((bad + 1)); return
   fi
-  "$PYTHON" - "$work/$name.h5" "$free" <<'PY' || bad=$((bad + 1))
+  "$PYTHON" - "$work/$name.h5" "$free" "$fric" <<'PY' || bad=$((bad + 1))
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 free = sys.argv[2] == "1"
+fric = sys.argv[3] == "1"
 name = sys.argv[1].rsplit("/", 1)[-1]
 obs = f["/observables"]
-E = obs["total_energy/value"][()]
+W = obs["friction_work/value"][()]
+E = obs["total_energy/value"][()] + W
 p = obs["linear_momentum/value"][()]
 L = obs["angular_momentum/value"][()]
 dmin = np.min(obs["min_contact_distance/value"][()])
@@ -49,11 +55,12 @@ for b in f["/particles"]:
 perr = np.max(np.linalg.norm(p - p[0], axis=1)) / ps
 lerr = np.max(np.linalg.norm(L - L[0], axis=1)) / ls
 band = np.max(np.abs(E - E[0])) / abs(E[0])
-print(f"{name}: max |E-E0|/E0 {band:.3e}, momentum rel. error linear {perr:.2e} angular {lerr:.2e}, "
-      f"min contact distance {dmin:.4e} (eta_inf {eta_inf}), max active contact potentials {active}")
-ok = band < 0.02 and active > 0 and eta_inf is not None and dmin > eta_inf
+print(f"{name}: max |E+W-E0|/E0 {band:.3e} (friction work W/E0 {W[-1] / abs(E[0]):.3e}), momentum rel. error "
+      f"linear {perr:.2e} angular {lerr:.2e}, min contact distance {dmin:.4e} (eta_inf {eta_inf}), "
+      f"max active contact potentials {active}")
+ok = band < 0.02 and active > 0 and eta_inf is not None and dmin > eta_inf and (W[-1] > 0) == fric
 if free:
-    ok = ok and perr <= 1e-12 and lerr <= 1e-12
+    ok = ok and perr <= 1e-12 and (fric or lerr <= 1e-12)
 sys.exit(0 if ok else 1)
 PY
   if [ -x "$checker" ]; then
@@ -66,8 +73,10 @@ PY
   fi
 }
 
-run two-spheres two-spheres 1 --set time.end=4.5e-3
-run strip-fold strip-fold 0
+run two-spheres two-spheres 1 0 --set time.end=4.5e-3
+run strip-fold strip-fold 0 0
+run two-spheres-friction two-spheres 1 1 --set time.end=4.5e-3
+run strip-fold-friction strip-fold 0 1
 
 # The synchronous integrators do not resolve contact: a scene with contact
 # is refused (exit 2, naming the integrator and the contact section, no

@@ -94,6 +94,15 @@ C=(--set time.end=1.2e-4 --set output.energy_every=2e-6 --set output.frame_every
 "$AVI" run sphere-plate "${C[@]}" --set time.end=6e-5 -o "$work/sp.h5" --quiet
 "$AVI" resume "$work/sp.h5" --set time.end=1.2e-4 --quiet && same "$work/spref.h5" "$work/sp.h5" \
   || { echo "sphere-plate: resume through contact differs"; bad=$((bad + 1)); }
+# ... with friction too: an oblique impact, friction's running work
+# (contact/friction_work in the checkpoint) carried over bitwise.
+F=("${C[@]}" --set contact.friction=0.3 --set "bodies.sphere.velocity=[40,0,-100]")
+"$AVI" run sphere-plate "${F[@]}" -o "$work/spfref.h5" --quiet
+"$AVI" run sphere-plate "${F[@]}" --set time.end=6e-5 -o "$work/spf.h5" --quiet
+"$PYTHON" -c "import h5py, sys; w = h5py.File(sys.argv[1], 'r')['/observables/friction_work/value'][()]; sys.exit(0 if w[-1] > 0 else 1)" \
+  "$work/spf.h5" || { echo "sphere-plate with friction: no friction work before the checkpoint"; bad=$((bad + 1)); }
+"$AVI" resume "$work/spf.h5" --set time.end=1.2e-4 --quiet && same "$work/spfref.h5" "$work/spf.h5" \
+  || { echo "sphere-plate with friction: resume through contact differs"; bad=$((bad + 1)); }
 
 # The synchronous integrators resume too (their state: vertices and the
 # step count, no clocks).

@@ -384,7 +384,7 @@ static impact_result run_impact(const impact *c, int samples)
     uint32_t p = (uint32_t)avi_model_add_vertex(m, pb, x0);
     ck_assert_int_eq(avi_model_add_mass(m, p, 1.0), 0);
     ck_assert_int_eq(avi_model_set_state(m, p, x0, v0), 0);
-    avi_contact_settings cs = {ETA1, ETA_INF, K1, 0};
+    avi_contact_settings cs = {ETA1, ETA_INF, K1, 0, 0.0};
     ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
     ck_assert_int_eq(avi_model_add_contact_triangles(m, (const uint32_t (*)[3])tri, 1), 0);
     ck_assert_int_eq(avi_model_add_contact_point(m, p), 0);
@@ -523,7 +523,7 @@ static void skim(double speed)
     uint32_t p = (uint32_t)avi_model_add_vertex(m, pb, x0);
     ck_assert_int_eq(avi_model_add_mass(m, p, 1.0), 0);
     ck_assert_int_eq(avi_model_set_state(m, p, x0, v0), 0);
-    avi_contact_settings cs = {ETA1, ETA_INF, K1, 0};
+    avi_contact_settings cs = {ETA1, ETA_INF, K1, 0, 0.0};
     ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
     ck_assert_int_eq(avi_model_add_contact_triangles(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count),
                      0);

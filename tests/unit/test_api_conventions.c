@@ -67,7 +67,8 @@ START_TEST(test_defaults_are_the_documented_values)
     ck_assert_int_eq(r.rule, AVI_DT_STABILITY);
     ck_assert(r.safety == 0.25 && r.delta == 0.1 && r.neighbor_ratio == 1.0 && r.levels_per_octave == 16);
     avi_contact_settings c = avi_default_contact_settings(2e-3);
-    ck_assert(c.thickness == 2e-3 && c.inner_thickness == 2e-3 / 5.0 && c.stiffness == 0.0 && c.max_layers == 0);
+    ck_assert(c.thickness == 2e-3 && c.inner_thickness == 2e-3 / 5.0 && c.stiffness == 0.0 && c.max_layers == 0 &&
+              c.friction == 0.0);
     avi_sync_options s = avi_default_sync_options();
     ck_assert_int_eq(s.type, AVI_INTEGRATOR_SYNC_EXPLICIT);
     ck_assert(s.h == 0.0 && s.alpha == 0.5 && s.tolerance == 1e-10 && s.max_iterations == 50 && s.damping == 0.0);

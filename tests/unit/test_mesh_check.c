@@ -351,7 +351,7 @@ static avi_model *crossed_edges(double gap)
     }
     uint32_t tri[2][3] = {{0, 1, 2}, {3, 4, 5}};
     ck_assert_int_eq(avi_model_add_triangle_mesh(m, (const uint32_t (*)[3])tri, 2, &mat, 0), 0);
-    avi_contact_settings cs = {1e-2, 2e-3, 0, 0};
+    avi_contact_settings cs = {1e-2, 2e-3, 0, 0, 0.0};
     ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
     ck_assert_int_eq(avi_model_add_contact_triangles(m, (const uint32_t (*)[3])tri, 2), 0);
     return m;

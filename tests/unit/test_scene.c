@@ -77,7 +77,8 @@ static const char *rich =
     "    springs:\n"
     "      - {a: 0, b: 1}\n"
     "      - {a: 1, b: 2, stiffness: 50, rest: 0.4}\n"
-    "contact: {enabled: true, thickness: 1.0e-3, inner_thickness: 1.0e-4, stiffness: 1.0e9, layers: 3}\n"
+    "contact: {enabled: true, thickness: 1.0e-3, inner_thickness: 1.0e-4, stiffness: 1.0e9, layers: 3,\n"
+    "          friction: 0.4}\n"
     "gravity: [0, 0, -9.81]\n"
     "damping: 0.01\n"
     "output: {file: out/rich.h5, energy_every: 1.0e-6, frame_every: 1.0e-5, checkpoint_every: 5.0e-4,\n"
@@ -142,6 +143,7 @@ static void assert_scene_eq(const avi_scene *a, const avi_scene *b)
     ck_assert(a->contact.inner_thickness == b->contact.inner_thickness);
     ck_assert(a->contact.stiffness == b->contact.stiffness);
     ck_assert_int_eq(a->contact.layers, b->contact.layers);
+    ck_assert(a->contact.friction == b->contact.friction);
     ck_assert(memcmp(a->gravity, b->gravity, sizeof a->gravity) == 0);
     ck_assert(a->damping == b->damping);
     ck_assert(str_eq(a->output.file, b->output.file));
@@ -349,7 +351,7 @@ START_TEST(test_rich_round_trip)
     ck_assert(ch->particles[1].v[1] == 1.0 && ch->particles[1].mass == 2.0);
     ck_assert(ch->springs[0].stiffness == 1.0e3 && ch->springs[0].rest < 0.0); /* from the material */
     ck_assert(ch->springs[1].stiffness == 50 && ch->springs[1].rest == 0.4);
-    ck_assert(s.contact.stiffness == 1.0e9 && s.contact.layers == 3);
+    ck_assert(s.contact.stiffness == 1.0e9 && s.contact.layers == 3 && s.contact.friction == 0.4);
     ck_assert_str_eq(s.output.file, "out/rich.h5");
     ck_assert(s.output.max_bytes == 3.0e9 && s.output.max_checkpoints == 4 && s.max_events == 2.5e12);
     round_trip(&s);
@@ -699,7 +701,7 @@ static const struct {
     {"bodies_too_close.yaml", "come closer than contact.inner_thickness = 0.0002 at t = 0: vertex 0 of 'upper' is 0.0001 from surface triangle 0", 0},
     {"too_many_checkpoints.yaml", "output.checkpoint_every: 1e-11 s gives about 1e+09 checkpoints", 9},
     {"too_many_events.yaml", "time_step.fixed: about 2e+300 events", 0},
-    {"output_too_large.yaml", "output.frame_every: the output would need about 2.21e+06 bytes", 0},
+    {"output_too_large.yaml", "output.frame_every: the output would need about 2.22e+06 bytes", 0},
     {"density_underflow.yaml", "materials.steel.density: the areal density density thickness is 3.5e-311", 0},
     {"thickness_overflow.yaml", "materials.steel.thickness: the bending modulus", 0},
     {"youngs_underflow.yaml", "materials.steel.youngs: the bending modulus", 0},
