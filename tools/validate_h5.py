@@ -30,6 +30,8 @@ OBSERVABLES = {
     "active_contact_potentials": (None, True, "1"),
     "min_contact_distance": (None, False, "m"),
     "events_by_kind": (len(KINDS), True, "1"),
+    "kinetic_energy_midstep": (None, False, "J"),
+    "total_energy_midstep": (None, False, "J"),
 }
 
 # Dimension scales of the connectivity datasets' second dimension, shared.

@@ -6,7 +6,7 @@
 #include <math.h>
 
 static const avi_contact_ops contact_ops = {avi_contact_create, avi_contact_destroy, avi_contact_run,
-                                            avi_contact_event, avi_contact_observe};
+                                            avi_contact_event, avi_contact_observe, avi_contact_owe};
 
 int avi_model_set_contact(avi_model *m, const avi_contact_settings *s)
 {

@@ -27,6 +27,10 @@ struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
 typedef struct {
     int (*advance)(avi_engine *e, double t);
     void (*destroy)(struct avi_sync *s);
+    /* The weight w of the impulse -w M^-1 grad V(x(t)) that every potential
+     * owes the velocities at an observation at t (velocity_sync.c); NULL or
+     * 0 when the stored velocities are already those of t. */
+    double (*owed_weight)(const avi_engine *e, double t);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 
@@ -51,6 +55,11 @@ typedef struct avi_contact_ops {
      * retired, 2 dropped without an event; a negative status on failure */
     int (*event)(avi_engine *e, uint32_t slot, double t, uint32_t n, double *next);
     void (*observe)(const avi_engine *e, double t, double *energy, uint64_t *active, double *min_distance);
+    /* adds to imp the impulse w grad V(xt) that contact potential `slot`,
+     * next due at t_next (step n), owes at an observation at t
+     * (avi_owed_weight); xt: every vertex's position at t */
+    void (*owe)(const avi_engine *e, uint32_t slot, double t_next, uint32_t n, double t, const double (*xt)[3],
+                double (*imp)[3]);
 } avi_contact_ops;
 
 struct avi_engine {
@@ -90,6 +99,25 @@ size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out);
  * the same (t, n); entries are checked against the model. Between advances
  * only. Returns AVI_OK, or an error filled into err. */
 int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err);
+
+/* The weight w (in seconds) of the impulse -w M^-1 grad V that a potential
+ * whose clock of step dt is next due at t_next, after n events, owes its
+ * vertices at an observation at t (t_next - dt < t <= t_next): its last
+ * event at t_P = t_next - dt left the mid-step velocity of t_P + dt / 2, so
+ * w = t - t_P - dt / 2. A clock that has not ticked (n = 0) owes nothing:
+ * the velocities are still the initial ones, of t. See
+ * docs/energy_observable.md. */
+static inline double avi_owed_weight(double t, double t_next, uint32_t n, double dt)
+{
+    return n == 0 ? 0.0 : (t - t_next) + 0.5 * dt;
+}
+
+/* Velocity corrections dv ([nv][3]) that synchronize the stored velocities
+ * to an observation at t: v + dv is second-order accurate at t, from the
+ * impulses every potential owes (elastic, gravity and contact, gradients at
+ * the positions xt at t; damping is left out). Between advances. 0, or -1
+ * when out of memory (dv then NaN). */
+int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3]);
 
 /* Drifts one vertex record to t: x += (t - tau) v, tau := t. */
 #ifdef __AVX2__

@@ -64,11 +64,13 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
 
     /* Rows: one array per observable, then one avi_observation per row. */
     static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
-                                    "total_energy", "min_contact_distance"};
-    double *sc[6] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
+                                    "total_energy", "min_contact_distance", "kinetic_energy_midstep",
+                                    "total_energy_midstep"};
+    enum { NSCALAR = sizeof scalars / sizeof *scalars };
+    double *sc[NSCALAR] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
     int64_t *step = NULL, *events = NULL, *active = NULL, *by_kind = NULL;
     size_t n = rows ? rows : 1;
-    for (int k = 0; k < 6 && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
+    for (int k = 0; k < NSCALAR && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
     if (!rc) {
         lin = malloc(3 * n * sizeof *lin);
         ang = malloc(3 * n * sizeof *ang);
@@ -81,7 +83,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
     }
     char path[512];
-    for (int k = 0; k < 6 && !rc; k++) {
+    for (int k = 0; k < NSCALAR && !rc; k++) {
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
         if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
     }
@@ -103,6 +105,8 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         o.external = sc[3][r];
         o.total = sc[4][r];
         o.min_contact_distance = sc[5][r];
+        o.kinetic_midstep = sc[6][r];
+        o.total_midstep = sc[7][r];
         for (int c = 0; c < 3; c++) {
             o.linear_momentum[c] = lin[3 * r + c];
             o.angular_momentum[c] = ang[3 * r + c];
@@ -112,7 +116,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         o.active_contact_potentials = (uint64_t)active[r];
         if (avi_h5_write_observation(w, step[r], &o)) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     }
-    for (int k = 0; k < 6; k++) free(sc[k]);
+    for (int k = 0; k < NSCALAR; k++) free(sc[k]);
     free(lin);
     free(ang);
     free(time);

@@ -52,7 +52,7 @@ static void *worker_main(void *arg)
 size_t avi_output_stream_snapshot_bytes(const avi_model *model)
 {
     size_t nv = avi_model_vertex_count(model);
-    return (nv ? nv : 1) * (sizeof(avi_vertex) + 3 * sizeof(double)) + 64 + sizeof(avi_observation);
+    return (nv ? nv : 1) * (sizeof(avi_vertex) + 6 * sizeof(double)) + 64 + sizeof(avi_observation);
 }
 
 avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, int threaded, avi_output_fn fn,
