@@ -119,6 +119,25 @@ static inline double avi_owed_weight(double t, double t_next, uint32_t n, double
  * when out of memory (dv then NaN). */
 int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3]);
 
+/* The same in two halves, so that a snapshot pays for the gradients on the
+ * output stream's thread: avi_owed_take (engine's thread) copies the clocks
+ * (the queue, one entry per potential, or a synchronous integrator's one
+ * weight) and puts the contact potentials' impulses into imp (zeroed
+ * first); avi_owed_apply (any thread; reads the model only) adds the
+ * elastic and gravity impulses and turns imp into dv = -M^-1 imp in place
+ * (V: the vertex records the clocks were taken with, for 1/m).
+ * take returns 0, or -1 when out of memory (apply then gives NaN). */
+typedef struct {
+    avi_event *ev; /* the AVI's clocks */
+    size_t nev, cap;
+    double sync_w; /* a synchronous integrator's weight */
+    int failed;
+} avi_owed;
+int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3]);
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3]);
+void avi_owed_free(avi_owed *o);
+
 /* Drifts one vertex record to t: x += (t - tau) v, tau := t. */
 #ifdef __AVX2__
 /* The record's first half is (x, tau), its second (v, 1/m): one multiply

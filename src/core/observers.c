@@ -224,7 +224,9 @@ struct avi_snapshot {
     const avi_model *model;
     avi_vertex *vert;   /* copy of the vertex records */
     double (*xt)[3];    /* scratch: positions at the snapshot's time */
-    double (*dv)[3];    /* velocity corrections to the snapshot's time (avi_engine_owed_velocity) */
+    double (*dv)[3];    /* the contact impulses owed, then the velocity corrections (avi_owed_take, _apply) */
+    avi_owed owed;      /* the clocks at the snapshot's time */
+    int applied;        /* dv holds the corrections (observed once already) */
     avi_observation engine_side;
 };
 
@@ -250,6 +252,7 @@ void avi_snapshot_destroy(avi_snapshot *s)
     free(s->vert);
     free(s->xt);
     free(s->dv);
+    avi_owed_free(&s->owed);
     free(s);
 }
 
@@ -257,10 +260,12 @@ void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
 {
     observe_engine_side(e, t, &s->engine_side);
     memcpy(s->vert, e->model->vert, e->model->nv * sizeof *s->vert);
-    /* The owed impulses need the queue and the contact clocks, which only
-     * the engine's thread may read; xt is free scratch until observed. */
+    /* The clocks and the contact potentials' share need the queue and the
+     * manager, which only the engine's thread may read; the elastic
+     * gradients wait for avi_snapshot_observe. xt is scratch until then. */
     positions_at(s->vert, e->model->nv, t, s->xt);
-    (void)avi_engine_owed_velocity(e, t, (const double (*)[3])s->xt, s->dv); /* NaN when out of memory */
+    (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
+    s->applied = 0;
 }
 
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
@@ -269,6 +274,11 @@ uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_sid
 void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
 {
     *o = s->engine_side;
+    if (!s->applied) {
+        positions_at(s->vert, s->model->nv, o->time, s->xt);
+        avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv);
+        s->applied = 1;
+    }
     observe_records(s->model, s->vert, (const double (*)[3])s->dv, o->time, s->xt, o);
 }
 

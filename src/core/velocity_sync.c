@@ -47,57 +47,69 @@ static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, co
         for (int c = 0; c < 3; c++) imp[v[a]][c] += w * g[a][c];
 }
 
-/* The AVI: each queue entry (one per potential) is its clock. */
-static int owed_by_queue(const avi_engine *e, double t, const double (*xt)[3], double (*imp)[3])
+int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
 {
     const avi_model *m = e->model;
+    memset(imp, 0, m->nv * sizeof *imp);
+    o->nev = 0;
+    o->failed = 0;
+    o->sync_w = 0.0;
+    if (e->sync) {
+        /* One clock for every potential (no contact: refused by sync). */
+        if (e->stepper->owed_weight) o->sync_w = e->stepper->owed_weight(e, t);
+        return 0;
+    }
     size_t nq = avi_engine_queue_size(e);
-    if (nq == 0) return 0;
-    avi_event *ev = malloc(nq * sizeof *ev);
-    if (!ev) return -1;
-    size_t got = avi_engine_queue_collect(e, ev);
-    if (got == 0) {
-        free(ev);
-        return -1;
+    if (nq > o->cap) {
+        avi_event *ev = realloc(o->ev, nq * sizeof *ev);
+        if (!ev) return -(o->failed = 1);
+        o->ev = ev;
+        o->cap = nq;
     }
-    for (size_t k = 0; k < got; k++) {
-        unsigned kind = ev[k].id >> AVI_ID_KIND_SHIFT;
-        uint32_t i = ev[k].id & AVI_ID_INDEX_MASK;
-        if (kind == AVI_KIND_CONTACT) {
-            m->contact_ops->owe(e, i, ev[k].t, ev[k].n, t, xt, imp);
-            continue;
-        }
-        add_owed(m, kind, i, avi_owed_weight(t, ev[k].t, ev[k].n, potential_step(m, kind, i)), xt, imp);
-    }
-    free(ev);
+    if (nq && !(o->nev = avi_engine_queue_collect(e, o->ev))) return -(o->failed = 1);
+    /* Contact clocks and stencils live in the manager: their share now. */
+    for (size_t k = 0; k < o->nev; k++)
+        if (o->ev[k].id >> AVI_ID_KIND_SHIFT == AVI_KIND_CONTACT)
+            m->contact_ops->owe(e, o->ev[k].id & AVI_ID_INDEX_MASK, o->ev[k].t, o->ev[k].n, t, xt, imp);
     return 0;
 }
 
-/* A synchronous integrator: one clock, one weight for every potential. */
-static void owed_by_stepper(const avi_engine *e, double t, const double (*xt)[3], double (*imp)[3])
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3])
 {
-    const avi_model *m = e->model;
-    double w = e->stepper->owed_weight ? e->stepper->owed_weight(e, t) : 0.0;
-    if (w == 0.0) return;
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
-        size_t np = avi_model_potential_count(m, (avi_kind)k);
-        for (size_t i = 0; i < np; i++) add_owed(m, k, (uint32_t)i, w, xt, imp);
+    if (o->failed) {
+        for (size_t i = 0; i < m->nv; i++) imp[i][0] = imp[i][1] = imp[i][2] = NAN;
+        return;
     }
+    if (o->sync_w != 0.0)
+        for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+            size_t np = avi_model_potential_count(m, (avi_kind)k);
+            for (size_t i = 0; i < np; i++) add_owed(m, k, (uint32_t)i, o->sync_w, xt, imp);
+        }
+    for (size_t k = 0; k < o->nev; k++) {
+        unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
+        uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
+        if (kind == AVI_KIND_CONTACT) continue; /* taken on the engine's thread */
+        add_owed(m, kind, i, avi_owed_weight(t, o->ev[k].t, o->ev[k].n, potential_step(m, kind, i)), xt, imp);
+    }
+    /* imp holds the impulses sum w grad V; the velocity change is -M^-1 of it. */
+    for (size_t i = 0; i < m->nv; i++) {
+        double s = -V[i].inv_mass;
+        for (int c = 0; c < 3; c++) imp[i][c] *= s;
+    }
+}
+
+void avi_owed_free(avi_owed *o)
+{
+    free(o->ev);
+    memset(o, 0, sizeof *o);
 }
 
 int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3])
 {
-    const avi_model *m = e->model;
-    memset(dv, 0, m->nv * sizeof *dv);
-    if (e->sync) owed_by_stepper(e, t, xt, dv);
-    else if (owed_by_queue(e, t, xt, dv)) {
-        for (size_t i = 0; i < m->nv; i++) dv[i][0] = dv[i][1] = dv[i][2] = NAN;
-        return -1;
-    }
-    /* dv holds the impulses sum w grad V; the velocity change is -M^-1 of it. */
-    for (size_t i = 0; i < m->nv; i++) {
-        double s = -m->vert[i].inv_mass;
-        for (int c = 0; c < 3; c++) dv[i][c] *= s;
-    }
-    return 0;
+    avi_owed o = {0};
+    int rc = avi_owed_take(e, t, xt, &o, dv);
+    avi_owed_apply(e->model, e->model->vert, &o, t, xt, dv);
+    avi_owed_free(&o);
+    return rc;
 }
