@@ -164,7 +164,9 @@ static void sphere_plate(const char *velocity, const char *end, const char *fram
            checker_d, eta_inf);
     ck_assert(s.p_err <= 1e-12);
     ck_assert(s.l_err <= 1e-12);
-    ck_assert(s.e_dev <= 0.02);
+    /* Synchronized energy (docs/energy_observable.md): 2.7e-3 and 5.9e-4
+     * here (mid-step estimate 3.6e-3 and 2.2e-3); was <= 0.02. */
+    ck_assert(s.e_dev <= 0.006);
     ck_assert(s.max_active > 0);
     ck_assert(s.min_distance > eta_inf);
     ck_assert(checker <= 0);
