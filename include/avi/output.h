@@ -13,6 +13,10 @@
  *                                 observable's step and time are hard links to
  *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
  *                                 (attribute kinds) counts events per potential kind.
+ *                                 kinetic_energy and total_energy use velocities
+ *                                 synchronized to the row's time (avi_observation);
+ *                                 kinetic_energy_midstep and total_energy_midstep the
+ *                                 stored mid-step ones (docs/energy_observable.md).
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
  *                                 command_line (argv, shell-quoted; "" from a library
