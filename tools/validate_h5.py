@@ -31,6 +31,8 @@ OBSERVABLES = {
     "min_contact_distance": (None, False, "m"),
     "events_by_kind": (len(KINDS), True, "1"),
     "friction_work": (None, False, "J"),
+    "kinetic_energy_midstep": (None, False, "J"),
+    "total_energy_midstep": (None, False, "J"),
 }
 
 # Dimension scales of the connectivity datasets' second dimension, shared.

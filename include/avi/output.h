@@ -14,7 +14,11 @@
  *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
  *                                 (attribute kinds) counts events per potential kind;
  *                                 friction_work (J) the energy friction impulses have
- *                                 removed since t = 0 (avi_observation.friction_work).
+ *                                 removed since t = 0 (avi_observation.friction_work);
+ *                                 kinetic_energy and total_energy use velocities
+ *                                 synchronized to the row's time (avi_observation);
+ *                                 kinetic_energy_midstep and total_energy_midstep the
+ *                                 stored mid-step ones (docs/energy_observable.md).
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
  *                                 command_line (argv, shell-quoted; "" from a library

@@ -505,6 +505,18 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
     return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }
 
+void avi_contact_owe(const avi_contact_manager *cm, uint32_t slot, double t_next, uint32_t n, double t, const double (*xt)[3],
+                     double (*imp)[3])
+{
+    const avi_contact_potential *p = &cm->pot[slot];
+    if (!p->alive) return; /* retired out of reach: no force */
+    double w = avi_owed_weight(t, t_next, n, p->dt), x[4][3], g[4][3];
+    for (int a = 0; a < 4; a++) v3_copy(x[a], xt[p->v[a]]);
+    if (w == 0.0 || !avi_contact_gradient(p, (const double (*)[3])x, g)) return;
+    for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 3; c++) imp[p->v[a]][c] += w * g[a][c];
+}
+
 void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
                          double *min_distance, double *friction_work)
 {

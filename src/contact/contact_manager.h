@@ -118,4 +118,10 @@ int avi_contact_reindex(avi_contact_manager *cm);
 void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy, uint64_t *active,
                          double *min_distance, double *friction_work);
 
+/* The impulse contact potential `slot` owes at an observation at t, added
+ * to imp (avi_contact_ops.owe; zero for a retired potential). */
+void avi_contact_owe(const avi_contact_manager *cm, uint32_t slot, double t_next, uint32_t n, double t,
+                     const double (*xt)[3],
+                     double (*imp)[3]);
+
 #endif

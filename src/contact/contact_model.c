@@ -7,7 +7,7 @@
 
 static const avi_contact_ops contact_ops = {avi_contact_create, avi_contact_destroy, avi_contact_run,
                                             avi_contact_event,  avi_contact_observe, avi_contact_save,
-                                            avi_contact_load};
+                                            avi_contact_load,   avi_contact_owe};
 
 avi_contact_settings avi_default_contact_settings(double thickness)
 {

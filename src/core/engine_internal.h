@@ -34,6 +34,10 @@ typedef struct {
     int (*save)(const struct avi_sync *s, avi_state_io *io);
     int (*load)(struct avi_sync *s, avi_state_io *io, avi_error *err);
     void (*destroy)(struct avi_sync *s);
+    /* The weight w of the impulse -w M^-1 grad V(x(t)) that every potential
+     * owes the velocities at an observation at t (velocity_sync.c); NULL or
+     * 0 when the stored velocities are already those of t. */
+    double (*owed_weight)(const avi_engine *e, double t);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 
@@ -66,6 +70,11 @@ typedef struct avi_contact_ops {
     /* its checkpoint state, as avi_stepper_ops's save and load */
     int (*save)(const struct avi_contact_manager *cm, avi_state_io *io);
     int (*load)(struct avi_contact_manager *cm, avi_state_io *io, avi_error *err);
+    /* adds to imp the impulse w grad V(xt) that contact potential `slot`,
+     * next due at t_next (step n), owes at an observation at t
+     * (avi_owed_weight); xt: every vertex's position at t */
+    void (*owe)(const struct avi_contact_manager *cm, uint32_t slot, double t_next, uint32_t n, double t,
+                const double (*xt)[3], double (*imp)[3]);
 } avi_contact_ops;
 
 /* Puts a clock into the queue: ev = (time, id, step count); a step count at
@@ -129,6 +138,44 @@ size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out);
  * the same (t, n); entries are checked against the model. Between advances
  * only. Returns AVI_OK, or an error filled into err. */
 int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err);
+
+/* The weight w (in seconds) of the impulse -w M^-1 grad V that a potential
+ * whose clock of step dt is next due at t_next, after n events, owes its
+ * vertices at an observation at t (t_next - dt < t <= t_next): its last
+ * event at t_P = t_next - dt left the mid-step velocity of t_P + dt / 2, so
+ * w = t - t_P - dt / 2. A clock that has not ticked (n = 0) owes nothing:
+ * the velocities are still the initial ones, of t. See
+ * docs/energy_observable.md. */
+static inline double avi_owed_weight(double t, double t_next, uint32_t n, double dt)
+{
+    return n == 0 ? 0.0 : (t - t_next) + 0.5 * dt;
+}
+
+/* Velocity corrections dv ([nv][3]) that synchronize the stored velocities
+ * to an observation at t: v + dv is second-order accurate at t, from the
+ * impulses every potential owes (elastic, gravity and contact, gradients at
+ * the positions xt at t; damping is left out). Between advances. 0, or -1
+ * when out of memory (dv then NaN). */
+int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3]);
+
+/* The same in two halves, so that a snapshot pays for the gradients on the
+ * output stream's thread: avi_owed_take (engine's thread) copies the clocks
+ * (the queue, one entry per potential, or a synchronous integrator's one
+ * weight) and puts the contact potentials' impulses into imp (zeroed
+ * first); avi_owed_apply (any thread; reads the model only) adds the
+ * elastic and gravity impulses and turns imp into dv = -M^-1 imp in place
+ * (V: the vertex records the clocks were taken with, for 1/m).
+ * take returns 0, or -1 when out of memory (apply then gives NaN). */
+typedef struct {
+    avi_event *ev; /* the AVI's clocks */
+    size_t nev, cap;
+    double sync_w; /* a synchronous integrator's weight */
+    int failed;
+} avi_owed;
+int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3]);
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3]);
+void avi_owed_free(avi_owed *o);
 
 /* Drifts one vertex record to t: x += (t - tau) v, tau := t. */
 #ifdef __AVX2__

@@ -153,18 +153,24 @@ static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[
 }
 
 /* Kinetic, elastic and external energies and momenta of the records V at t
- * (xt: scratch for their positions); contact terms and counts are the
- * caller's. */
-static void observe_records(const avi_model *m, const avi_vertex *V, double t, double (*xt)[3], avi_observation *o)
+ * (xt: scratch for their positions; dv: the velocity corrections to t,
+ * avi_engine_owed_velocity, for the synchronized kinetic energy); contact
+ * terms and counts are the caller's. */
+static void observe_records(const avi_model *m, const avi_vertex *V, const double (*dv)[3], double t, double (*xt)[3],
+                            avi_observation *o)
 {
     positions_at(V, m->nv, t, xt);
-    double ke = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
+    double ke = 0.0, ke_mid = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
         const avi_vertex *p = &V[i];
         if (p->inv_mass == 0.0) continue;
-        double mass = m->mass[i], mv[3], r[3];
+        double mass = m->mass[i], mv[3], r[3], vs[3], ms[3];
         v3_scale(mv, p->v, mass);
-        ke += 0.5 * v3_dot(mv, p->v);
+        ke_mid += 0.5 * v3_dot(mv, p->v);
+        /* the same rounding as the mid-step sum: equal bits when dv = 0 */
+        v3_add(vs, p->v, dv[i]);
+        v3_scale(ms, vs, mass);
+        ke += 0.5 * v3_dot(ms, vs);
         v3_add(P, P, mv);
         v3_cross(r, xt[i], mv);
         v3_add(L, L, r);
@@ -173,9 +179,11 @@ static void observe_records(const avi_model *m, const avi_vertex *V, double t, d
     for (size_t i = 0; i < m->ngravity; i++)
         ext += avi_gravity_energy(&m->gravity[i], (const double (*)[3])&xt[m->gravity[i].v]);
     o->kinetic = ke;
+    o->kinetic_midstep = ke_mid;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
     o->external = ext;
     o->total = o->kinetic + o->elastic + o->contact + o->external;
+    o->total_midstep = o->kinetic_midstep + o->elastic + o->contact + o->external;
     v3_copy(o->linear_momentum, P);
     v3_copy(o->angular_momentum, L);
 }
@@ -200,19 +208,26 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
 {
     const avi_model *m = e->model;
     observe_engine_side(e, t, o);
-    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
-    if (!xt) {
-        o->total = NAN;
-        return;
+    size_t n = m->nv ? m->nv : 1;
+    double (*xt)[3] = malloc(n * sizeof *xt), (*dv)[3] = malloc(n * sizeof *dv);
+    if (!xt || !dv) {
+        o->total = o->total_midstep = NAN;
+    } else {
+        positions_at(m->vert, m->nv, t, xt);
+        (void)avi_engine_owed_velocity(e, t, (const double (*)[3])xt, dv); /* NaN when out of memory */
+        observe_records(m, m->vert, (const double (*)[3])dv, t, xt, o);
     }
-    observe_records(m, m->vert, t, xt, o);
     free(xt);
+    free(dv);
 }
 
 struct avi_snapshot {
     const avi_model *model;
     avi_vertex *vert;   /* copy of the vertex records */
     double (*xt)[3];    /* scratch: positions at the snapshot's time */
+    double (*dv)[3];    /* the contact impulses owed, then the velocity corrections (avi_owed_take, _apply) */
+    avi_owed owed;      /* the clocks at the snapshot's time */
+    int applied;        /* dv holds the corrections (observed once already) */
     avi_observation engine_side;
 };
 
@@ -224,7 +239,8 @@ avi_snapshot *avi_snapshot_create(const avi_model *m)
     s->model = m;
     s->vert = aligned_alloc(64, ((n * sizeof *s->vert + 63) / 64) * 64);
     s->xt = malloc(n * sizeof *s->xt);
-    if (!s->vert || !s->xt) {
+    s->dv = malloc(n * sizeof *s->dv);
+    if (!s->vert || !s->xt || !s->dv) {
         avi_snapshot_destroy(s);
         return NULL;
     }
@@ -236,6 +252,8 @@ void avi_snapshot_destroy(avi_snapshot *s)
     if (!s) return;
     free(s->vert);
     free(s->xt);
+    free(s->dv);
+    avi_owed_free(&s->owed);
     free(s);
 }
 
@@ -243,6 +261,12 @@ void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
 {
     observe_engine_side(e, t, &s->engine_side);
     memcpy(s->vert, e->model->vert, e->model->nv * sizeof *s->vert);
+    /* The clocks and the contact potentials' share need the queue and the
+     * manager, which only the engine's thread may read; the elastic
+     * gradients wait for avi_snapshot_observe. xt is scratch until then. */
+    positions_at(s->vert, e->model->nv, t, s->xt);
+    (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
+    s->applied = 0;
 }
 
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
@@ -251,7 +275,12 @@ uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_sid
 void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
 {
     *o = s->engine_side;
-    observe_records(s->model, s->vert, o->time, s->xt, o);
+    if (!s->applied) {
+        positions_at(s->vert, s->model->nv, o->time, s->xt);
+        avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv);
+        s->applied = 1;
+    }
+    observe_records(s->model, s->vert, (const double (*)[3])s->dv, o->time, s->xt, o);
 }
 
 void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)

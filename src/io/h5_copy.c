@@ -64,11 +64,13 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
 
     /* Rows: one array per observable, then one avi_observation per row. */
     static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
-                                    "total_energy", "min_contact_distance", "friction_work"};
-    double *sc[7] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
+                                    "total_energy", "min_contact_distance", "friction_work",
+                                    "kinetic_energy_midstep", "total_energy_midstep"};
+    enum { NSCALAR = sizeof scalars / sizeof *scalars };
+    double *sc[NSCALAR] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
     int64_t *step = NULL, *events = NULL, *active = NULL, *by_kind = NULL;
     size_t n = rows ? rows : 1;
-    for (int k = 0; k < 7 && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
+    for (int k = 0; k < NSCALAR && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
     if (!rc) {
         lin = malloc(3 * n * sizeof *lin);
         ang = malloc(3 * n * sizeof *ang);
@@ -81,13 +83,15 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
     }
     char path[512];
-    for (int k = 0; k < 7 && !rc; k++) {
-        /* An output from before friction existed: no friction work done. */
-        if (k == 6 && H5Lexists(f, "/observables/friction_work", H5P_DEFAULT) <= 0) {
-            memset(sc[k], 0, n * sizeof(double));
+    for (int k = 0; k < NSCALAR && !rc; k++) {
+        snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
+        /* An output from before these observables existed: no friction work
+         * done, and its energies were the mid-step ones. */
+        if (k >= 6 && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
+            if (k == 6) memset(sc[k], 0, n * sizeof(double));
+            else memcpy(sc[k], sc[k == 7 ? 0 : 4], n * sizeof(double));
             continue;
         }
-        snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
         if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
     }
     if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, lin) ||
@@ -109,6 +113,8 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         o.total = sc[4][r];
         o.min_contact_distance = sc[5][r];
         o.friction_work = sc[6][r];
+        o.kinetic_midstep = sc[7][r];
+        o.total_midstep = sc[8][r];
         for (int c = 0; c < 3; c++) {
             o.linear_momentum[c] = lin[3 * r + c];
             o.angular_momentum[c] = ang[3 * r + c];
@@ -118,7 +124,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
         o.active_contact_potentials = (uint64_t)active[r];
         if (avi_h5_write_observation(w, step[r], &o)) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     }
-    for (int k = 0; k < 7; k++) free(sc[k]);
+    for (int k = 0; k < NSCALAR; k++) free(sc[k]);
     free(lin);
     free(ang);
     free(time);

@@ -31,6 +31,8 @@ enum {
     OBS_MIN_DISTANCE,
     OBS_EVENTS_BY_KIND,
     OBS_FRICTION_WORK,
+    OBS_KINETIC_MIDSTEP, /* the stored mid-step velocities' (avi_observation) */
+    OBS_TOTAL_MIDSTEP,
     OBS_N
 };
 
@@ -52,6 +54,8 @@ static const struct {
     {"min_contact_distance", 1, 0, "m"},
     {"events_by_kind", AVI_KIND_COUNT, 1, "1"},
     {"friction_work", 1, 0, "J"},
+    {"kinetic_energy_midstep", 1, 0, "J"},
+    {"total_energy_midstep", 1, 0, "J"},
 };
 
 typedef struct {
@@ -868,6 +872,8 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
     c[OBS_CONTACT][r].d = obs->contact;
     c[OBS_EXTERNAL][r].d = obs->external;
     c[OBS_TOTAL][r].d = obs->total;
+    c[OBS_KINETIC_MIDSTEP][r].d = obs->kinetic_midstep;
+    c[OBS_TOTAL_MIDSTEP][r].d = obs->total_midstep;
     for (int k = 0; k < 3; k++) {
         c[OBS_LINEAR][3 * r + k].d = obs->linear_momentum[k];
         c[OBS_ANGULAR][3 * r + k].d = obs->angular_momentum[k];

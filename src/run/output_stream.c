@@ -51,8 +51,11 @@ static void *worker_main(void *arg)
 
 size_t avi_output_stream_snapshot_bytes(const avi_model *model)
 {
-    size_t nv = avi_model_vertex_count(model);
-    return (nv ? nv : 1) * (sizeof(avi_vertex) + 3 * sizeof(double)) + 64 + sizeof(avi_observation);
+    size_t nv = avi_model_vertex_count(model), np = 0;
+    for (int k = 0; k < AVI_KIND_COUNT; k++) np += avi_model_potential_count(model, (avi_kind)k);
+    /* vertex records, positions and velocity corrections; a clock (16 B) per potential */
+    return (nv ? nv : 1) * (sizeof(avi_vertex) + 6 * sizeof(double)) + np * 16 + 64 +
+           sizeof(avi_observation);
 }
 
 avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, int threaded, avi_output_fn fn,

@@ -27,7 +27,8 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
     return AVI_OK;
 }
 
-static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy};
+static double sync_owed_weight(const avi_engine *e, double t);
+static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_weight};
 
 avi_sync_options avi_default_sync_options(void)
 {
@@ -172,6 +173,17 @@ void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
 {
     if (e->sync) *out = e->sync->stats;
     else memset(out, 0, sizeof *out);
+}
+
+/* The explicit update leaves mid-step velocities like the AVI with one
+ * clock (avi_owed_weight with t_next = step h). The others end every step
+ * on the grid with the discrete momentum p_k, which the observers read
+ * as it is: output times on the grid see the integrator's own state. */
+static double sync_owed_weight(const avi_engine *e, double t)
+{
+    const struct avi_sync *s = e->sync;
+    if (s->opt.type != AVI_INTEGRATOR_SYNC_EXPLICIT || s->step == 0) return 0.0;
+    return avi_owed_weight(t, (double)s->step * s->opt.h, (uint32_t)1, s->opt.h);
 }
 
 static int sync_advance(avi_engine *e, double t_stop)

@@ -105,6 +105,33 @@ labels "$work/c.h5" >"$work/lab" 2>&1
 grep -q "momentum error" "$work/lab" && grep -q "time \[us\]" "$work/lab" && grep -q "contact energy (log" "$work/lab" &&
   grep -q "sphere-plate (avi)" "$work/lab" || fail "plot_energy on sphere-plate: $(cat "$work/lab")"
 
+# plot_energy.py with several files: one figure of total energy and its
+# deviation (absolute here: spring-chain starts at E0 = 0), a line per run labelled by integrator and file, a table on
+# stdout; a missing series names itself (exit 2).
+"$AVI" run spring-chain --set time.end=0.3 --set integrator.type=sync-explicit -o "$work/qs.h5" --quiet ||
+  fail "spring-chain sync-explicit run failed"
+"$PYTHON" - "$ROOT/tools/plot_energy.py" "$work/q.h5" "$work/qs.h5" "$work/cmp.png" >"$work/lab" 2>&1 <<'PY' ||
+import runpy, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.figure as mf
+def savefig(self, *a, **k):
+    for ax in self.axes:
+        print(ax.get_title(), "|", ax.get_ylabel(), "|", ax.get_xlabel(), "|", ax.get_legend_handles_labels()[1])
+mf.Figure.savefig = savefig
+script, a, b, out = sys.argv[1:5]
+sys.argv = [script, a, b, "-o", out]
+try:
+    runpy.run_path(script, run_name="__main__")
+except SystemExit as e:
+    sys.exit(e.code)
+PY
+  fail "plot_energy A B: $(cat "$work/lab")"
+grep -q "spring-chain: total energy | energy \[J\]" "$work/lab" && grep -q "^relative deviation of the total energy | E - E0 \[J\] (E0 = 0) | time \[ms\] | \['avi: q.h5', 'sync-explicit: qs.h5'\]" "$work/lab" &&
+  grep -q "^sync-explicit  *qs.h5  *301 " "$work/lab" || fail "plot_energy A B: $(cat "$work/lab")"
+"$PYTHON" "$ROOT/tools/plot_energy.py" "$work/q.h5" "$work/nope.h5" -o "$work/cmp.png" >"$work/lab" 2>&1
+[ $? -eq 2 ] && grep -q "nope.h5: cannot open" "$work/lab" || fail "plot_energy A missing: $(cat "$work/lab")"
+
 # COMMAND --help: its usage, exit 0.
 for c in run resume info scenes; do
   "$AVI" $c --help >"$work/help" 2>&1; rc=$?
