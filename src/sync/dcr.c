@@ -1,0 +1,310 @@
+/* Decomposition contact response (DCR) after Cirak and West 2005 (IJNME
+ * 64:1078): the contact stage that follows each step of a synchronous
+ * integrator, and with central differences the `dcr` integrator.
+ *
+ * The paper's scheme (restated): each step is a predictor of the
+ * unconstrained dynamics (central differences with the internal forces),
+ * followed by two independent corrections of the predicted state:
+ *  1. impenetrability: penetrating points are moved back onto the admissible
+ *     set by a closest-point projection;
+ *  2. momentum exchange: the velocity jumps of the impact, which the paper
+ *     solves in closed form by decomposing the impact into contacts that
+ *     each exchange momentum along their normal.
+ * The paper measures penetration by signed intersection volumes and has
+ * slave nodes and master faces; here a contact is one of the engine's
+ * stencils (vertex-face or edge-edge, src/contact) and its closest-point
+ * pair (distance_primitives.h): w = sum_k c_k x_k with sum_k c_k = 0 and
+ * |w| = d, unit normal u = w / d.
+ *
+ * Admissible set: every stencil at least delta = contact.thickness apart, on
+ * the side it was on at the step's start (the normal n = +-u whose sign
+ * agrees with u at the start; a flipped sign is a crossing, gap -d). For a
+ * stencil with gap g = n . w < delta:
+ *   projection:   x_k += lambda (c_k / m_k) n,  lambda = (delta - g) / S,
+ *                 S = sum_k c_k^2 / m_k,
+ * the mass-weighted closest-point step that makes the linearized gap delta
+ * and moves no centre of mass (sum_k m_k dx_k = lambda n sum_k c_k = 0);
+ * repeated over the stencils (Gauss-Seidel passes) until every gap is
+ * delta to a tolerance. Then, for each stencil so projected whose normal
+ * relative velocity v_n = n . sum_k c_k v_k is closing (< 0),
+ *   jump:         v_k += J (c_k / m_k) n,  J = -(1 + e) v_n / S,  e = 1,
+ * which reverses v_n. Each jump conserves linear momentum (sum_k c_k = 0),
+ * angular momentum (sum_k x_k x c_k n = w x n = 0, w parallel to n) and,
+ * with e = 1, kinetic energy exactly:
+ *   dK = J v_n + J^2 S / 2 = (v_n^2 / S) ((1 + e)^2 / 2 - (1 + e)) = 0.
+ * The projection changes positions without a matching force, so elastic
+ * energy is not conserved: that is DCR's energy error, measured in
+ * bench/README.md. Frictionless. The paper's Coulomb variant would add, in
+ * jump() below, a tangential impulse along the sliding direction of the
+ * relative velocity, bounded by mu |J| (stick when that suffices to stop
+ * the tangential relative velocity), distributed with the same c_k / m_k.
+ *
+ * Nothing here is saved in checkpoints: candidates are found anew each step
+ * from the positions at its start. */
+#include "contact/broad_phase.h"
+#include "contact/contact_manager.h"
+#include "contact/distance_edge_edge.h"
+#include "contact/distance_point_triangle.h"
+#include "sync/sync_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DCR_PASSES 100        /* Gauss-Seidel passes of projection and jumps */
+#define DCR_GAP_TOL 1e-3      /* projection done when every gap >= (1 - tol) delta */
+#define DCR_MOVE_LIMIT 0.5    /* a step may move a vertex at most this much of delta */
+
+typedef struct {
+    uint8_t type;     /* AVI_STENCIL_VF or AVI_STENCIL_EE */
+    uint8_t active;   /* projected in this step */
+    uint32_t v[4];
+    double n0[3];     /* the normal's orientation at the step's start */
+} dcr_pair;
+
+struct avi_dcr {
+    uint32_t *points;
+    size_t npoints;
+    const uint32_t (*tris)[3];
+    size_t ntris;
+    uint32_t (*edges)[2];
+    size_t nedges;
+    double delta, cell;
+    double (*x0)[3]; /* positions at the step's start */
+    dcr_pair *pair;
+    size_t npair, cap_pair;
+    avi_broad_phase bp;
+    uint64_t projection_passes, jump_passes; /* counters, for debugging */
+};
+
+void avi_dcr_destroy(struct avi_dcr *d)
+{
+    if (!d) return;
+    free(d->points);
+    free(d->edges);
+    free(d->x0);
+    free(d->pair);
+    avi_broad_phase_free(&d->bp);
+    free(d);
+}
+
+struct avi_dcr *avi_dcr_create(const avi_model *m)
+{
+    struct avi_dcr *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->x0 = malloc((m->nv ? m->nv : 1) * sizeof *d->x0);
+    if (!d->x0 || avi_contact_primitives(m, &d->points, &d->npoints, &d->edges, &d->nedges)) {
+        avi_dcr_destroy(d);
+        return NULL;
+    }
+    d->tris = (const uint32_t (*)[3])m->contact_tri;
+    d->ntris = m->has_contact ? m->ncontact_tri : 0;
+    if (!m->has_contact) d->npoints = d->nedges = 0;
+    d->delta = m->contact.thickness;
+    double len = 0.0;
+    for (size_t k = 0; k < d->nedges; k++) {
+        double e[3];
+        v3_sub(e, m->rest[d->edges[k][1]], m->rest[d->edges[k][0]]);
+        len += v3_norm(e) / (double)d->nedges;
+    }
+    d->cell = len;
+    return d;
+}
+
+/* The closest-point pair of stencil x, oriented from the second primitive
+ * (the face, edge b) to the first (the point, edge a): the distance
+ * functions orient an edge-edge pair from whichever endpoint they chose, and
+ * where two choices tie (a symmetric mesh) rounding would flip it. */
+static void stencil_pair(uint8_t type, const double x[4][3], avi_dist_pair *q)
+{
+    if (type == AVI_STENCIL_VF) avi_pt_pair(x, q);
+    else avi_ee_pair(x, q);
+    double side = type == AVI_STENCIL_VF ? q->c[0] : q->c[0] + q->c[1];
+    if (side < 0.0) {
+        for (int a = 0; a < 4; a++) q->c[a] = -q->c[a];
+        v3_scale(q->u, q->u, -1.0);
+    }
+}
+
+/* The pair of stencil p at the vertex records' positions. */
+static void pair_at(const avi_vertex *V, const dcr_pair *p, avi_dist_pair *q)
+{
+    double x[4][3];
+    for (int a = 0; a < 4; a++) v3_copy(x[a], V[p->v[a]].x);
+    stencil_pair(p->type, (const double (*)[3])x, q);
+}
+
+/* Signed gap of p against its start orientation, with the normal n. */
+static double gap(const avi_vertex *V, const dcr_pair *p, avi_dist_pair *q, double n[3])
+{
+    pair_at(V, p, q);
+    if (!(q->d > 0.0)) {
+        v3_copy(n, p->n0);
+        return 0.0;
+    }
+    double s = v3_dot(q->u, p->n0) < 0.0 ? -1.0 : 1.0;
+    v3_scale(n, q->u, s);
+    return s * q->d;
+}
+
+/* S = sum_k c_k^2 / m_k: the inverse effective mass of the contact. */
+static double inv_mass(const avi_vertex *V, const dcr_pair *p, const avi_dist_pair *q)
+{
+    double S = 0.0;
+    for (int a = 0; a < 4; a++) S += q->c[a] * q->c[a] * V[p->v[a]].inv_mass;
+    return S;
+}
+
+static int add_pair(struct avi_dcr *d, uint8_t type, const uint32_t v[4])
+{
+    if (d->npair == d->cap_pair) {
+        size_t cap = d->cap_pair ? 2 * d->cap_pair : 256;
+        dcr_pair *p = realloc(d->pair, cap * sizeof *p);
+        if (!p) return -1;
+        d->pair = p;
+        d->cap_pair = cap;
+    }
+    dcr_pair *p = &d->pair[d->npair];
+    p->type = type;
+    p->active = 0;
+    memcpy(p->v, v, sizeof p->v);
+    double x[4][3];
+    avi_dist_pair q;
+    for (int a = 0; a < 4; a++) v3_copy(x[a], d->x0[v[a]]);
+    stencil_pair(type, (const double (*)[3])x, &q);
+    if (!(q.d > 0.0)) return 0; /* touching at the start: no orientation to keep */
+    v3_copy(p->n0, q.u);
+    d->npair++;
+    return 0;
+}
+
+/* Candidates: stencils within delta + 4 maxmove at the step's start (the
+ * predictor moves either side by at most maxmove, the projection by about
+ * as much again). */
+static int find_pairs(struct avi_dcr *d, double maxmove)
+{
+    d->npair = 0;
+    double r = d->delta + 4.0 * maxmove, cell = fmax(d->cell, 2.0 * r);
+    const double (*x0)[3] = (const double (*)[3])d->x0;
+    long n = avi_broad_phase_vf(&d->bp, x0, d->points, d->npoints, d->tris, d->ntris, r, cell);
+    if (n < 0) return -1;
+    for (long k = 0; k < n; k++) {
+        const uint32_t *t = d->tris[d->bp.out[k].b];
+        uint32_t v[4] = {d->points[d->bp.out[k].a], t[0], t[1], t[2]};
+        if (add_pair(d, AVI_STENCIL_VF, v)) return -1;
+    }
+    n = avi_broad_phase_ee(&d->bp, x0, (const uint32_t (*)[2])d->edges, d->nedges, r, cell);
+    if (n < 0) return -1;
+    for (long k = 0; k < n; k++) {
+        const uint32_t *a = d->edges[d->bp.out[k].a], *b = d->edges[d->bp.out[k].b];
+        uint32_t v[4] = {a[0], a[1], b[0], b[1]};
+        if (add_pair(d, AVI_STENCIL_EE, v)) return -1;
+    }
+    return 0;
+}
+
+/* One projection pass; returns the smallest gap seen before projecting. */
+static double project_pass(struct avi_dcr *d, avi_vertex *V)
+{
+    double worst = INFINITY;
+    for (size_t i = 0; i < d->npair; i++) {
+        dcr_pair *p = &d->pair[i];
+        avi_dist_pair q;
+        double n[3], g = gap(V, p, &q, n);
+        if (g < worst) worst = g;
+        if (g >= (1.0 - DCR_GAP_TOL) * d->delta) continue;
+        double S = inv_mass(V, p, &q);
+        if (!(S > 0.0)) continue; /* every vertex pinned */
+        double lambda = (d->delta - g) / S;
+        for (int a = 0; a < 4; a++) {
+            avi_vertex *r = &V[p->v[a]];
+            double s = lambda * q.c[a] * r->inv_mass;
+            for (int c = 0; c < 3; c++) r->x[c] += s * n[c];
+        }
+        p->active = 1;
+    }
+    return worst;
+}
+
+/* One pass of velocity jumps over the projected stencils; returns how many
+ * were closing. */
+static size_t jump_pass(struct avi_dcr *d, avi_vertex *V)
+{
+    size_t closing = 0;
+    for (size_t i = 0; i < d->npair; i++) {
+        dcr_pair *p = &d->pair[i];
+        if (!p->active) continue;
+        avi_dist_pair q;
+        double n[3];
+        (void)gap(V, p, &q, n);
+        double vr[3] = {0.0, 0.0, 0.0};
+        for (int a = 0; a < 4; a++)
+            for (int c = 0; c < 3; c++) vr[c] += q.c[a] * V[p->v[a]].v[c];
+        double vn = v3_dot(n, vr), S = inv_mass(V, p, &q);
+        if (!(vn < 0.0) || !(S > 0.0)) continue;
+        closing++;
+        /* Frictionless, e = 1. The Coulomb variant goes here (see the top). */
+        double J = -2.0 * vn / S;
+        for (int a = 0; a < 4; a++) {
+            avi_vertex *r = &V[p->v[a]];
+            double s = J * q.c[a] * r->inv_mass;
+            for (int c = 0; c < 3; c++) r->v[c] += s * n[c];
+        }
+    }
+    return closing;
+}
+
+/* Projection and jumps of the state at t_{k+1} (every vertex at tau =
+ * t_{k+1}), from the positions at t_k in d->x0. */
+static int resolve(avi_engine *e, struct avi_sync *s, struct avi_dcr *d)
+{
+    avi_model *m = e->model;
+    avi_vertex *V = m->vert;
+    double maxmove = 0.0;
+    for (size_t i = 0; i < d->npoints; i++) {
+        uint32_t a = d->points[i];
+        double w[3];
+        v3_sub(w, V[a].x, d->x0[a]);
+        maxmove = fmax(maxmove, v3_norm(w));
+    }
+    double t = (double)(s->step + 1) * s->opt.h;
+    if (!(maxmove <= DCR_MOVE_LIMIT * d->delta))
+        return avi_sync_fail(e, "contact (DCR) at t = %.17g: a vertex moved %g in one step, more than %g of "
+                                "contact.thickness = %g; the step is too long to resolve contact",
+                             t, maxmove, DCR_MOVE_LIMIT, d->delta);
+    if (find_pairs(d, maxmove)) return avi_sync_fail(e, "out of memory");
+    double worst = 0.0;
+    int pass;
+    for (pass = 0; pass < DCR_PASSES; pass++) {
+        worst = project_pass(d, V);
+        if (worst >= (1.0 - DCR_GAP_TOL) * d->delta) break;
+    }
+    if (pass == DCR_PASSES && !(project_pass(d, V) > 0.0))
+        return avi_sync_fail(e, "contact (DCR) at t = %.17g: the projection left a gap of %g after %d passes", t,
+                             worst, DCR_PASSES);
+    d->projection_passes += (uint64_t)pass;
+    for (pass = 0; pass < DCR_PASSES; pass++)
+        if (!jump_pass(d, V)) break;
+    d->jump_passes += (uint64_t)pass;
+    return AVI_OK;
+}
+
+int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)
+{
+    avi_model *m = e->model;
+    struct avi_dcr *d = s->dcr;
+    for (size_t i = 0; i < m->nv; i++) v3_copy(d->x0[i], m->vert[i].x);
+    int rc = avi_sync_step(e, s);
+    if (rc != AVI_OK) return rc;
+    /* The explicit update leaves x at t_k: drift to t_{k+1} (the implicit
+     * ones are there already, a drift by zero). */
+    double t1 = (double)(s->step + 1) * s->opt.h;
+    for (size_t i = 0; i < m->nv; i++) {
+        avi_vertex *p = &m->vert[i];
+        double h = t1 - p->tau;
+        for (int c = 0; c < 3; c++) p->x[c] += h * p->v[c];
+        p->tau = t1;
+    }
+    return d->npoints ? resolve(e, s, d) : AVI_OK;
+}
