@@ -27,6 +27,9 @@ struct avi_sync; /* a synchronous integrator (src/sync), or NULL for the AVI */
 typedef struct {
     int (*advance)(avi_engine *e, double t);
     void (*destroy)(struct avi_sync *s);
+    /* A stepper that resolves contact itself: the minimum distance at t
+     * over the stencils within its reach (+inf when none). NULL: none. */
+    void (*contact_distance)(const avi_engine *e, double t, double *min_distance);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 

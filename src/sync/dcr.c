@@ -55,10 +55,12 @@
 #define DCR_PASSES 100        /* Gauss-Seidel passes of projection and jumps */
 #define DCR_GAP_TOL 1e-3      /* projection done when every gap >= (1 - tol) delta */
 #define DCR_MOVE_LIMIT 0.5    /* a step may move a vertex at most this much of delta */
+#define DCR_LIST_REACH 4.0    /* candidate list radius, in delta */
 
 typedef struct {
     uint8_t type;     /* AVI_STENCIL_VF or AVI_STENCIL_EE */
     uint8_t active;   /* projected in this step */
+    uint8_t oriented; /* n0 known (the stencil did not touch at the start) */
     uint32_t v[4];
     double n0[3];     /* the normal's orientation at the step's start */
 } dcr_pair;
@@ -72,8 +74,15 @@ struct avi_dcr {
     size_t nedges;
     double delta, cell;
     double (*x0)[3]; /* positions at the step's start */
+    /* Candidates within DCR_LIST_REACH delta of each other at the positions
+     * xb (a Verlet list, in canonical order: cmp_pair), kept
+     * while no vertex has moved far enough from xb to bring an unlisted
+     * stencil within reach of a step. The pairs a step acts on, and the
+     * order it acts on them in, do not depend on when the list was built. */
     dcr_pair *pair;
     size_t npair, cap_pair;
+    double (*xb)[3];
+    int listed;
     avi_broad_phase bp;
     uint64_t projection_passes, jump_passes; /* counters, for debugging */
 };
@@ -84,6 +93,7 @@ void avi_dcr_destroy(struct avi_dcr *d)
     free(d->points);
     free(d->edges);
     free(d->x0);
+    free(d->xb);
     free(d->pair);
     avi_broad_phase_free(&d->bp);
     free(d);
@@ -94,7 +104,8 @@ struct avi_dcr *avi_dcr_create(const avi_model *m)
     struct avi_dcr *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     d->x0 = malloc((m->nv ? m->nv : 1) * sizeof *d->x0);
-    if (!d->x0 || avi_contact_primitives(m, &d->points, &d->npoints, &d->edges, &d->nedges)) {
+    d->xb = malloc((m->nv ? m->nv : 1) * sizeof *d->xb);
+    if (!d->x0 || !d->xb || avi_contact_primitives(m, &d->points, &d->npoints, &d->edges, &d->nedges)) {
         avi_dcr_destroy(d);
         return NULL;
     }
@@ -156,6 +167,16 @@ static double inv_mass(const avi_vertex *V, const dcr_pair *p, const avi_dist_pa
     return S;
 }
 
+/* The canonical order: type, then vertices. */
+static int cmp_pair(const void *pa, const void *pb)
+{
+    const dcr_pair *a = pa, *b = pb;
+    if (a->type != b->type) return a->type < b->type ? -1 : 1;
+    for (int k = 0; k < 4; k++)
+        if (a->v[k] != b->v[k]) return a->v[k] < b->v[k] ? -1 : 1;
+    return 0;
+}
+
 static int add_pair(struct avi_dcr *d, uint8_t type, const uint32_t v[4])
 {
     if (d->npair == d->cap_pair) {
@@ -165,41 +186,79 @@ static int add_pair(struct avi_dcr *d, uint8_t type, const uint32_t v[4])
         d->pair = p;
         d->cap_pair = cap;
     }
-    dcr_pair *p = &d->pair[d->npair];
+    dcr_pair *p = &d->pair[d->npair++];
+    memset(p, 0, sizeof *p);
     p->type = type;
-    p->active = 0;
     memcpy(p->v, v, sizeof p->v);
-    double x[4][3];
-    avi_dist_pair q;
-    for (int a = 0; a < 4; a++) v3_copy(x[a], d->x0[v[a]]);
-    stencil_pair(type, (const double (*)[3])x, &q);
-    if (!(q.d > 0.0)) return 0; /* touching at the start: no orientation to keep */
-    v3_copy(p->n0, q.u);
-    d->npair++;
     return 0;
 }
 
-/* Candidates: stencils within delta + 4 maxmove at the step's start (the
- * predictor moves either side by at most maxmove, the projection by about
- * as much again). */
-static int find_pairs(struct avi_dcr *d, double maxmove)
+/* Candidate stencils within r at positions x (contact points' rows). */
+static int find_pairs(struct avi_dcr *d, const double (*x)[3], double r)
 {
     d->npair = 0;
-    double r = d->delta + 4.0 * maxmove, cell = fmax(d->cell, 2.0 * r);
-    const double (*x0)[3] = (const double (*)[3])d->x0;
-    long n = avi_broad_phase_vf(&d->bp, x0, d->points, d->npoints, d->tris, d->ntris, r, cell);
+    double cell = fmax(d->cell, 2.0 * r);
+    long n = avi_broad_phase_vf(&d->bp, x, d->points, d->npoints, d->tris, d->ntris, r, cell);
     if (n < 0) return -1;
     for (long k = 0; k < n; k++) {
         const uint32_t *t = d->tris[d->bp.out[k].b];
         uint32_t v[4] = {d->points[d->bp.out[k].a], t[0], t[1], t[2]};
         if (add_pair(d, AVI_STENCIL_VF, v)) return -1;
     }
-    n = avi_broad_phase_ee(&d->bp, x0, (const uint32_t (*)[2])d->edges, d->nedges, r, cell);
+    n = avi_broad_phase_ee(&d->bp, x, (const uint32_t (*)[2])d->edges, d->nedges, r, cell);
     if (n < 0) return -1;
     for (long k = 0; k < n; k++) {
         const uint32_t *a = d->edges[d->bp.out[k].a], *b = d->edges[d->bp.out[k].b];
         uint32_t v[4] = {a[0], a[1], b[0], b[1]};
         if (add_pair(d, AVI_STENCIL_EE, v)) return -1;
+    }
+    qsort(d->pair, d->npair, sizeof *d->pair, cmp_pair);
+    return 0;
+}
+
+/* Largest |x_a - y_a| over the contact points. */
+static double max_move(const struct avi_dcr *d, const avi_vertex *V, const double (*y)[3])
+{
+    double mm = 0.0;
+    for (size_t i = 0; i < d->npoints; i++) {
+        uint32_t a = d->points[i];
+        double w[3];
+        v3_sub(w, V[a].x, y[a]);
+        mm = fmax(mm, v3_norm(w));
+    }
+    return mm;
+}
+
+/* Rebuilds the list at x0 unless `need` (a distance every unlisted stencil
+ * could have closed since xb, plus the reach wanted) fits its radius. */
+static int list_pairs(struct avi_dcr *d, double need)
+{
+    double reach = DCR_LIST_REACH * d->delta;
+    if (d->listed && need <= reach) return 0;
+    for (size_t i = 0; i < d->npoints; i++) v3_copy(d->xb[d->points[i]], d->x0[d->points[i]]);
+    if (find_pairs(d, (const double (*)[3])d->xb, reach)) return -1;
+    d->listed = 1;
+    return 0;
+}
+
+/* The step's candidates: every stencil that could come within delta of
+ * its start distance through the predictor (each side moves at most
+ * maxmove) and the projection (about as much again), i.e. within
+ * delta + 4 maxmove at the start; the list holds them while
+ * delta + 4 maxmove + 2 (largest move since the list) <= its radius. Then
+ * each gets its orientation at the start. */
+static int step_pairs(struct avi_dcr *d, const avi_vertex *V, double maxmove)
+{
+    if (list_pairs(d, d->delta + 4.0 * maxmove + 2.0 * max_move(d, V, (const double (*)[3])d->xb))) return -1;
+    for (size_t i = 0; i < d->npair; i++) {
+        dcr_pair *p = &d->pair[i];
+        double x[4][3];
+        avi_dist_pair q;
+        for (int a = 0; a < 4; a++) v3_copy(x[a], d->x0[p->v[a]]);
+        stencil_pair(p->type, (const double (*)[3])x, &q);
+        p->active = 0;
+        p->oriented = q.d > 0.0; /* touching at the start: no side to keep */
+        if (p->oriented) v3_copy(p->n0, q.u);
     }
     return 0;
 }
@@ -210,6 +269,7 @@ static double project_pass(struct avi_dcr *d, avi_vertex *V)
     double worst = INFINITY;
     for (size_t i = 0; i < d->npair; i++) {
         dcr_pair *p = &d->pair[i];
+        if (!p->oriented) continue;
         avi_dist_pair q;
         double n[3], g = gap(V, p, &q, n);
         if (g < worst) worst = g;
@@ -261,19 +321,13 @@ static int resolve(avi_engine *e, struct avi_sync *s, struct avi_dcr *d)
 {
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
-    double maxmove = 0.0;
-    for (size_t i = 0; i < d->npoints; i++) {
-        uint32_t a = d->points[i];
-        double w[3];
-        v3_sub(w, V[a].x, d->x0[a]);
-        maxmove = fmax(maxmove, v3_norm(w));
-    }
+    double maxmove = max_move(d, V, (const double (*)[3])d->x0);
     double t = (double)(s->step + 1) * s->opt.h;
     if (!(maxmove <= DCR_MOVE_LIMIT * d->delta))
         return avi_sync_fail(e, "contact (DCR) at t = %.17g: a vertex moved %g in one step, more than %g of "
                                 "contact.thickness = %g; the step is too long to resolve contact",
                              t, maxmove, DCR_MOVE_LIMIT, d->delta);
-    if (find_pairs(d, maxmove)) return avi_sync_fail(e, "out of memory");
+    if (step_pairs(d, V, maxmove)) return avi_sync_fail(e, "out of memory");
     double worst = 0.0;
     int pass;
     for (pass = 0; pass < DCR_PASSES; pass++) {
@@ -288,6 +342,28 @@ static int resolve(avi_engine *e, struct avi_sync *s, struct avi_dcr *d)
         if (!jump_pass(d, V)) break;
     d->jump_passes += (uint64_t)pass;
     return AVI_OK;
+}
+
+double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t)
+{
+    /* x0 is the steps' scratch: free between steps. The list serves if no
+     * unlisted stencil can be within 2 delta. */
+    double D = 0.0;
+    for (size_t i = 0; i < d->npoints; i++) {
+        uint32_t a = d->points[i];
+        const avi_vertex *p = &m->vert[a];
+        double w[3];
+        for (int c = 0; c < 3; c++) d->x0[a][c] = p->x[c] + (t - p->tau) * p->v[c];
+        v3_sub(w, d->x0[a], d->xb[a]);
+        D = fmax(D, v3_norm(w));
+    }
+    if (list_pairs(d, 2.0 * d->delta + 2.0 * D)) return NAN; /* out of memory: unknown */
+    double best = INFINITY, x[4][3];
+    for (size_t i = 0; i < d->npair; i++) {
+        for (int a = 0; a < 4; a++) v3_copy(x[a], d->x0[d->pair[i].v[a]]);
+        best = fmin(best, avi_stencil_distance(d->pair[i].type, (const double (*)[3])x));
+    }
+    return best <= 2.0 * d->delta ? best : INFINITY;
 }
 
 int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)

@@ -8,7 +8,8 @@
 
 static int sync_advance(avi_engine *e, double t_stop);
 static void sync_destroy(struct avi_sync *s);
-static const avi_stepper_ops stepper = {sync_advance, sync_destroy};
+static void sync_contact_distance(const avi_engine *e, double t, double *min_distance);
+static const avi_stepper_ops stepper = {sync_advance, sync_destroy, sync_contact_distance};
 
 avi_sync_options avi_default_sync_options(void)
 {
@@ -140,6 +141,11 @@ static void sync_destroy(struct avi_sync *s)
     free(s->force);
     free(s->block);
     free(s);
+}
+
+static void sync_contact_distance(const avi_engine *e, double t, double *min_distance)
+{
+    if (e->sync->dcr) *min_distance = avi_dcr_min_distance(e->sync->dcr, e->model, t);
 }
 
 double avi_engine_sync_step(const avi_engine *e) { return e->sync ? e->sync->opt.h : 0.0; }

@@ -108,6 +108,9 @@ int avi_sync_handles_contact(avi_integrator_type type);
  * of the contact stage, for a model with or without contact. */
 struct avi_dcr *avi_dcr_create(const avi_model *m);
 void avi_dcr_destroy(struct avi_dcr *d);
+/* The smallest distance at time t (positions x + (t - tau) v) over the
+ * contact stencils closer than 2 contact.thickness; +inf when none. */
+double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t);
 /* avi_sync_step followed by the contact stage: every vertex ends at
  * t_{k+1}, admissible, with the impact's velocity jumps applied. The
  * integrators dcr, and sync-explicit and sync-implicit on a model with

@@ -93,10 +93,11 @@ ps = sum(np.sum(f[f"/particles/{b}/mass"][()] * np.linalg.norm(f[f"/particles/{b
          for b in f["/particles"])
 perr = np.max(np.linalg.norm(p - p[0], axis=1)) / ps
 E = f["/observables/total_energy/value"][()]
+dmin = np.min(f["/observables/min_contact_distance/value"][()])  # contact.thickness is 1 mm
 name = sys.argv[1].rsplit("/", 1)[-1]
 print(f"{name}: sphere mean v_z {vz0:.3f} -> {vz1:.3f} m/s, momentum rel. error {perr:.2e}, "
-      f"max |E-E0|/E0 {np.max(np.abs(E - E[0])) / E[0]:.3e}")
-sys.exit(0 if vz1 / vz0 < float(sys.argv[2]) and perr <= float(sys.argv[3]) else 1)
+      f"max |E-E0|/E0 {np.max(np.abs(E - E[0])) / E[0]:.3e}, min contact distance {dmin:.4e}")
+sys.exit(0 if vz1 / vz0 < float(sys.argv[2]) and perr <= float(sys.argv[3]) and 0.9e-3 < dmin < 1.1e-3 else 1)
 PY
 }
 for integ in dcr sync-explicit; do
