@@ -24,8 +24,10 @@
  * their closing normal velocities reversed by jumps that conserve linear
  * momentum and kinetic energy exactly; the projection changes positions
  * alone, so elastic energy and angular momentum (sum m x x v) are not
- * conserved by it. These steps land on t_{k+1} (below). The others refuse
- * a model with contact.
+ * conserved by it. A step that moves a stencil closer than
+ * contact.thickness by half its distance or more fails the run (the side
+ * it is on is then ambiguous): shorten the step. These steps land on
+ * t_{k+1} (below). The others refuse a model with contact.
  *
  * State after a step: the explicit update keeps the AVI's convention (x at
  * the last kick time, v the mid-step velocity, drifted lazily). Every other

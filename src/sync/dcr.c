@@ -54,7 +54,6 @@
 
 #define DCR_PASSES 100        /* Gauss-Seidel passes of projection and jumps */
 #define DCR_GAP_TOL 1e-3      /* projection done when every gap >= (1 - tol) delta */
-#define DCR_MOVE_LIMIT 0.5    /* a step may move a vertex at most this much of delta */
 #define DCR_LIST_REACH 4.0    /* candidate list radius, in delta */
 
 typedef struct {
@@ -246,19 +245,31 @@ static int list_pairs(struct avi_dcr *d, double need)
  * maxmove) and the projection (about as much again), i.e. within
  * delta + 4 maxmove at the start; the list holds them while
  * delta + 4 maxmove + 2 (largest move since the list) <= its radius. Then
- * each gets its orientation at the start. */
-static int step_pairs(struct avi_dcr *d, const avi_vertex *V, double maxmove)
+ * each gets its orientation at the start. Returns 1 when a stencil's side
+ * is ambiguous: its w = sum c_k x_k may change by up to 2 m (m its largest
+ * vertex move), so with d0 > 2 m the end normal is within 90 degrees of
+ * the start one unless the stencil crossed, and with d0 <= 2 m a crossing
+ * cannot be told from a turn. */
+static int step_pairs(struct avi_dcr *d, const avi_vertex *V, double maxmove, const dcr_pair **bad)
 {
     if (list_pairs(d, d->delta + 4.0 * maxmove + 2.0 * max_move(d, V, (const double (*)[3])d->xb))) return -1;
     for (size_t i = 0; i < d->npair; i++) {
         dcr_pair *p = &d->pair[i];
-        double x[4][3];
+        double x[4][3], mv = 0.0, w[3];
         avi_dist_pair q;
-        for (int a = 0; a < 4; a++) v3_copy(x[a], d->x0[p->v[a]]);
+        for (int a = 0; a < 4; a++) {
+            v3_copy(x[a], d->x0[p->v[a]]);
+            v3_sub(w, V[p->v[a]].x, x[a]);
+            mv = fmax(mv, v3_norm(w));
+        }
         stencil_pair(p->type, (const double (*)[3])x, &q);
         p->active = 0;
         p->oriented = q.d > 0.0; /* touching at the start: no side to keep */
         if (p->oriented) v3_copy(p->n0, q.u);
+        if (q.d < d->delta && !(q.d > 2.0 * mv)) {
+            *bad = p;
+            return 1;
+        }
     }
     return 0;
 }
@@ -323,11 +334,15 @@ static int resolve(avi_engine *e, struct avi_sync *s, struct avi_dcr *d)
     avi_vertex *V = m->vert;
     double maxmove = max_move(d, V, (const double (*)[3])d->x0);
     double t = (double)(s->step + 1) * s->opt.h;
-    if (!(maxmove <= DCR_MOVE_LIMIT * d->delta))
-        return avi_sync_fail(e, "contact (DCR) at t = %.17g: a vertex moved %g in one step, more than %g of "
-                                "contact.thickness = %g; the step is too long to resolve contact",
-                             t, maxmove, DCR_MOVE_LIMIT, d->delta);
-    if (step_pairs(d, V, maxmove)) return avi_sync_fail(e, "out of memory");
+    const dcr_pair *bad = NULL;
+    int rc = step_pairs(d, V, maxmove, &bad);
+    if (rc < 0) return avi_sync_fail(e, "out of memory");
+    if (rc > 0)
+        return avi_sync_fail(e, "contact (DCR) at t = %.17g: the %s stencil (vertices %u %u %u %u) is closer than "
+                                "contact.thickness = %g and moves more than half its distance in one step, so "
+                                "a crossing cannot be told apart; the step is too long to resolve contact",
+                             t, bad->type == AVI_STENCIL_VF ? "vertex-face" : "edge-edge", bad->v[0], bad->v[1],
+                             bad->v[2], bad->v[3], d->delta);
     double worst = 0.0;
     int pass;
     for (pass = 0; pass < DCR_PASSES; pass++) {
