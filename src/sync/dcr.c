@@ -210,7 +210,7 @@ static int find_pairs(struct avi_dcr *d, const double (*x)[3], double r)
         uint32_t v[4] = {a[0], a[1], b[0], b[1]};
         if (add_pair(d, AVI_STENCIL_EE, v)) return -1;
     }
-    qsort(d->pair, d->npair, sizeof *d->pair, cmp_pair);
+    if (d->npair > 1) qsort(d->pair, d->npair, sizeof *d->pair, cmp_pair);
     return 0;
 }
 
