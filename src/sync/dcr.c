@@ -2,7 +2,9 @@
  * 64:1078): the contact stage that follows each step of a synchronous
  * integrator, and with central differences the `dcr` integrator.
  *
- * The paper's scheme (restated): each step is a predictor of the
+ * The paper's scheme, restated from its abstract (the full text was not
+ * available to this code; the per-stencil jump below is its reading of
+ * "closed-form jumps by decomposition"): each step is a predictor of the
  * unconstrained dynamics (central differences with the internal forces),
  * followed by two independent corrections of the predicted state:
  *  1. impenetrability: penetrating points are moved back onto the admissible
