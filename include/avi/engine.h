@@ -44,7 +44,10 @@ typedef struct {
     uint64_t events[AVI_KIND_COUNT];
     uint64_t events_total;
     uint64_t active_contact_potentials;
-    double min_contact_distance; /* +inf when no contact-eligible pair exists */
+    /* over the contact stencils within reach (the AVI: its manager's; a
+     * synchronous engine with contact: closer than 2 contact.thickness);
+     * +inf when there is none */
+    double min_contact_distance;
     /* Energy friction has dissipated since t = 0 (>= 0): total +
      * friction_work stays flat. Not part of total. */
     double friction_work;

@@ -15,8 +15,14 @@
  *   description   one-line text (listed by `avi scenes`); default ""
  *   time.end      end time > 0, required
  *   integrator    type: avi (default) | sync-explicit | sync-implicit |
- *                 sync-rootfind | explicit-euler | implicit-euler
- *                 (the synchronous ones refuse a scene with contact)
+ *                 sync-rootfind | explicit-euler | implicit-euler | dcr
+ *                 dcr: central differences (sync-explicit's update) with
+ *                 decomposition contact response, Cirak and West 2005
+ *                 (src/sync/dcr.c): after each step, stencils closer
+ *                 than contact.thickness are projected apart and their
+ *                 closing velocities reversed. sync-explicit and
+ *                 sync-implicit resolve contact by the same stage; the
+ *                 other synchronous ones refuse a scene with contact
  *                 alpha: sync-implicit only, in [0, 1], default 0.5
  *                 tolerance: synchronous integrators only, > 0, default
  *                 1e-10: Newton's relative residual and constraints'
@@ -163,6 +169,7 @@ typedef enum {
     AVI_INTEGRATOR_SYNC_ROOTFIND,
     AVI_INTEGRATOR_EXPLICIT_EULER,
     AVI_INTEGRATOR_IMPLICIT_EULER,
+    AVI_INTEGRATOR_DCR, /* central differences with decomposition contact response */
     AVI_INTEGRATOR_COUNT
 } avi_integrator_type;
 

@@ -16,6 +16,19 @@
  *                   stationarity residual (eq. 7), Newton with a line search
  *                   on the merit |r|^2 / 2: the baseline of section 5.4
  *   explicit-euler, implicit-euler: non-symplectic baselines
+ *   dcr             sync-explicit's update with decomposition contact
+ *                   response (Cirak and West 2005; src/sync/dcr.c)
+ *
+ * Contact: dcr, and sync-explicit and sync-implicit on a model with
+ * contact, follow each step with the DCR stage: stencils closer than
+ * contact.thickness (or crossed) are projected apart, mass-weighted, and
+ * their closing normal velocities reversed by jumps that conserve linear
+ * momentum and kinetic energy exactly; the projection changes positions
+ * alone, so elastic energy and angular momentum (sum m x x v) are not
+ * conserved by it. A step that moves a stencil closer than
+ * contact.thickness by half its distance or more fails the run (the side
+ * it is on is then ambiguous): shorten the step. These steps land on
+ * t_{k+1} (below). The others refuse a model with contact.
  *
  * State after a step: the explicit update keeps the AVI's convention (x at
  * the last kick time, v the mid-step velocity, drifted lazily). Every other
@@ -73,10 +86,11 @@ typedef struct avi_sync_options {
 avi_sync_options avi_default_sync_options(void);
 
 /* avi_engine_create_with (engine.h) with a synchronous type: an engine
- * over a finalized model without contact (these integrators do not resolve
- * it: AVI_ERR_INPUT). Constraints must hold at the initial positions (to
- * tolerance * length) and are refused by the Euler baselines only when
- * they cannot be projected; pinned vertices may appear in them. */
+ * over a finalized model (with contact only for dcr, sync-explicit and
+ * sync-implicit: AVI_ERR_INPUT otherwise). Constraints must hold at the
+ * initial positions (to tolerance * length) and are refused by the Euler
+ * baselines only when they cannot be projected; pinned vertices may appear
+ * in them. */
 
 /* The global step of a synchronous engine (0 for an AVI engine). */
 double avi_engine_sync_step(const avi_engine *engine);

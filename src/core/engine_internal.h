@@ -38,6 +38,9 @@ typedef struct {
      * owes the velocities at an observation at t (velocity_sync.c); NULL or
      * 0 when the stored velocities are already those of t. */
     double (*owed_weight)(const avi_engine *e, double t);
+    /* A stepper that resolves contact itself: the minimum distance at t
+     * over the stencils within its reach (+inf when none). NULL: none. */
+    void (*contact_distance)(const avi_engine *e, double t, double *min_distance);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 

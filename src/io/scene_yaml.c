@@ -667,7 +667,7 @@ static int choice(vctx *c, const ynode *map, const char *base, const char *key, 
 /* --------------------------------------------------------------- names -- */
 
 static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
-    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler"};
+    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr"};
 
 const char *avi_integrator_name(avi_integrator_type type)
 {

@@ -28,7 +28,9 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
 }
 
 static double sync_owed_weight(const avi_engine *e, double t);
-static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_weight};
+static void sync_contact_distance(const avi_engine *e, double t, double *min_distance);
+static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_weight,
+                                        sync_contact_distance};
 
 avi_sync_options avi_default_sync_options(void)
 {
@@ -86,10 +88,12 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (!(o.damping >= 0.0) || !isfinite(o.damping)) return fail(err, AVI_ERR_INPUT, "damping must be >= 0 and finite");
     if ((unsigned)o.linear_solver > AVI_SOLVER_PCG) return fail(err, AVI_ERR_INPUT, "unknown linear solver");
     if (o.constraint_count && !o.constraints) return fail(err, AVI_ERR_INPUT, "constraint_count without constraints");
-    /* No synchronous integrator resolves contact yet: the bodies would pass
+    /* Contact is resolved by the DCR stage (dcr.c) after the steps of dcr,
+     * sync-explicit and sync-implicit; the others would let the bodies pass
      * through each other without a word. */
-    if (m->has_contact)
-        return fail(err, AVI_ERR_INPUT, "synchronous integrators do not handle contact; the model has contact enabled");
+    if (m->has_contact && !avi_sync_handles_contact(o.type))
+        return fail(err, AVI_ERR_INPUT, "this synchronous integrator does not handle contact (dcr, sync-explicit and "
+                                        "sync-implicit do); the model has contact enabled");
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -136,6 +140,10 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
             return fail(err, AVI_ERR_INPUT, msg);
         }
     }
+    if ((o.type == AVI_INTEGRATOR_DCR || m->has_contact) && !(s->dcr = avi_dcr_create(m))) {
+        avi_engine_destroy(e);
+        return fail(err, AVI_ERR_RUN, "out of memory");
+    }
     int newton = o.type == AVI_INTEGRATOR_SYNC_IMPLICIT || o.type == AVI_INTEGRATOR_SYNC_ROOTFIND ||
                  o.type == AVI_INTEGRATOR_IMPLICIT_EULER;
     if (newton && !(s->A = avi_sync_matrix_create(m, s->con.c, s->con.n))) {
@@ -149,10 +157,16 @@ static void sync_destroy(struct avi_sync *s)
 {
     if (!s) return;
     avi_sync_matrix_destroy(s->A);
+    avi_dcr_destroy(s->dcr);
     avi_constraints_free(&s->con);
     free(s->force);
     free(s->block);
     free(s);
+}
+
+static void sync_contact_distance(const avi_engine *e, double t, double *min_distance)
+{
+    if (e->sync->dcr) *min_distance = avi_dcr_min_distance(e->sync->dcr, e->model, t);
 }
 
 double avi_engine_sync_step(const avi_engine *e) { return e->sync ? e->sync->opt.h : 0.0; }
@@ -175,22 +189,42 @@ void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
     else memset(out, 0, sizeof *out);
 }
 
-/* The explicit update leaves mid-step velocities like the AVI with one
- * clock (avi_owed_weight with t_next = step h). The others end every step
+/* The explicit update (and dcr's, the same central differences with
+ * contact jumps after the step) leaves mid-step velocities like the AVI
+ * with one clock (avi_owed_weight with t_next = step h). The others end every step
  * on the grid with the discrete momentum p_k, which the observers read
  * as it is: output times on the grid see the integrator's own state. */
 static double sync_owed_weight(const avi_engine *e, double t)
 {
     const struct avi_sync *s = e->sync;
-    if (s->opt.type != AVI_INTEGRATOR_SYNC_EXPLICIT || s->step == 0) return 0.0;
+    if ((s->opt.type != AVI_INTEGRATOR_SYNC_EXPLICIT && s->opt.type != AVI_INTEGRATOR_DCR) || s->step == 0)
+        return 0.0;
     return avi_owed_weight(t, (double)s->step * s->opt.h, (uint32_t)1, s->opt.h);
+}
+
+int avi_sync_handles_contact(avi_integrator_type type)
+{
+    return type == AVI_INTEGRATOR_DCR || type == AVI_INTEGRATOR_SYNC_EXPLICIT || type == AVI_INTEGRATOR_SYNC_IMPLICIT;
+}
+
+int avi_sync_step(avi_engine *e, struct avi_sync *s)
+{
+    switch (s->opt.type) {
+    case AVI_INTEGRATOR_DCR:
+    case AVI_INTEGRATOR_SYNC_EXPLICIT: return avi_sync_step_explicit(e, s);
+    case AVI_INTEGRATOR_SYNC_IMPLICIT:
+    case AVI_INTEGRATOR_SYNC_ROOTFIND: return avi_sync_step_lilyan(e, s);
+    case AVI_INTEGRATOR_EXPLICIT_EULER: return avi_sync_step_explicit_euler(e, s);
+    default: return avi_sync_step_implicit_euler(e, s);
+    }
 }
 
 static int sync_advance(avi_engine *e, double t_stop)
 {
     struct avi_sync *s = e->sync;
     double h = s->opt.h;
-    int explicit = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT;
+    /* with the contact stage, every integrator lands on t_{k+1} */
+    int explicit = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT && !s->dcr;
     for (;;) {
         /* The explicit update kicks at t_k and drifts lazily, like the AVI:
          * it runs every kick with t_k < t_stop. The others land on t_{k+1}
@@ -204,14 +238,7 @@ static int sync_advance(avi_engine *e, double t_stop)
             if (t > e->time) e->time = t;
             return AVI_INTERRUPTED;
         }
-        int rc;
-        switch (s->opt.type) {
-        case AVI_INTEGRATOR_SYNC_EXPLICIT: rc = avi_sync_step_explicit(e, s); break;
-        case AVI_INTEGRATOR_SYNC_IMPLICIT:
-        case AVI_INTEGRATOR_SYNC_ROOTFIND: rc = avi_sync_step_lilyan(e, s); break;
-        case AVI_INTEGRATOR_EXPLICIT_EULER: rc = avi_sync_step_explicit_euler(e, s); break;
-        default: rc = avi_sync_step_implicit_euler(e, s); break;
-        }
+        int rc = s->dcr ? avi_sync_step_dcr(e, s) : avi_sync_step(e, s);
         if (rc != AVI_OK) return rc;
         for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += avi_model_potential_count(e->model, (avi_kind)k);
         s->step++;

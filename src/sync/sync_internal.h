@@ -93,6 +93,7 @@ struct avi_sync {
     double (*q0)[3], (*v)[3], (*b)[3], (*r)[3], (*d)[3], (*xa)[3], (*xb)[3], (*vt)[3], (*rt)[3], (*ab)[3];
     double (*w)[3];    /* 5 nv: PCG */
     double (*cols)[3]; /* constraints: H^-1 G^T columns, n_c * nv */
+    struct avi_dcr *dcr; /* the contact stage (dcr.c), or NULL: see avi_sync_step_dcr */
 };
 
 /* One step of each integrator from t_k = step * h to t_{k+1}. Every vertex
@@ -102,6 +103,23 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s);
 int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s); /* sync-implicit and sync-rootfind */
 int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s);
 int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s);
+/* One step of the integrator s->opt.type (the dcr type: the explicit one). */
+int avi_sync_step(avi_engine *e, struct avi_sync *s);
+/* Whether an integrator resolves contact (with the DCR stage). */
+int avi_sync_handles_contact(avi_integrator_type type);
+
+/* Decomposition contact response (dcr.c, Cirak and West 2005): the state
+ * of the contact stage, for a model with or without contact. */
+struct avi_dcr *avi_dcr_create(const avi_model *m);
+void avi_dcr_destroy(struct avi_dcr *d);
+/* The smallest distance at time t (positions x + (t - tau) v) over the
+ * contact stencils closer than 2 contact.thickness; +inf when none. */
+double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t);
+/* avi_sync_step followed by the contact stage: every vertex ends at
+ * t_{k+1}, admissible, with the impact's velocity jumps applied. The
+ * integrators dcr, and sync-explicit and sync-implicit on a model with
+ * contact, step with it. */
+int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s);
 
 /* The Newton problem of one implicit step (newton.c): find v minimizing
  *   Phi(v) = 1/2 v.M v - b.v + cw W(q + a h v) + (k_D / h) D(q, q + h v),
