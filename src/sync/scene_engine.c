@@ -115,7 +115,8 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
                             "(integrator.type: sync-explicit, sync-implicit, ...), not avi");
         return NULL;
     }
-    if (sc->contact.enabled && !avi_sync_handles_contact(sc->integrator.type)) {
+    if (sc->integrator.type != AVI_INTEGRATOR_AVI && sc->contact.enabled &&
+        !avi_sync_handles_contact(sc->integrator.type)) {
         free(c);
         scene_fail(err, sc, "integrator.type: %s does not handle contact (the scene's contact section); "
                             "the bodies would pass through each other. Use integrator.type: avi, dcr, sync-explicit "
