@@ -70,6 +70,11 @@ avi_engine *avi_engine_create_sync(avi_model *m, const avi_sync_options *opt, av
      * through each other without a word. */
     if (m->has_contact)
         return fail(err, AVI_ERR_INPUT, "synchronous integrators do not handle contact; the model has contact enabled");
+    /* They assemble vertex states and Hessians; mid-edge bending's edge DOFs
+     * and Hessian are not there yet. */
+    if (m->nmidedge)
+        return fail(err, AVI_ERR_INPUT,
+                    "synchronous integrators do not handle bending: midedge yet; use integrator.type avi or bending: hinge");
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -142,6 +147,12 @@ int avi_engine_set_damping(avi_engine *e, double kd)
     if (!(kd >= 0.0) || !isfinite(kd)) {
         e->err.status = AVI_ERR_INPUT;
         snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
+        return AVI_ERR_INPUT;
+    }
+    if (kd > 0.0 && e->model->nmidedge) {
+        e->err.status = AVI_ERR_INPUT;
+        snprintf(e->err.message, sizeof e->err.message,
+                 "damping is not implemented for bending: midedge (it needs the element's Hessian); use bending: hinge");
         return AVI_ERR_INPUT;
     }
     e->damping = kd;
