@@ -28,7 +28,11 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
         default: dth = 0.0; alpha = p->sign[i] * phi; break;
         }
         double area2 = sqrt(g.nn1), h = area2 / g.le;
-        double sa = sin(alpha), ca = cos(alpha);
+        /* f = tan (Chen et al.'s "better bending" form of the director term):
+         * it diverges as the director nears the face plane, which keeps an
+         * under-resolved fold from passing 90 degrees and a DOF from spinning;
+         * past it the form is undefined (NaN: a blow-up naming the element). */
+        double ca = cos(alpha), sa = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
         II[i] = 2.0 * h * sa;
         if (!J) continue;
         /* nu_i = t x n_T = (e x n1) / (|e| |n1|). */
@@ -39,14 +43,15 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
          * the angle gradient (unused there) is not formed. */
         double s[2] = {v3_dot(g.f1, g.e) / (g.le * g.le), 0.0}, gt[4][3] = {{0}};
         if (p->mode[i] != AVI_MIDEDGE_FREE) hinge_theta_gradient(&g, s, gt);
-        double ch = 2.0 * sa, ct = 2.0 * h * ca * dth;
+        double fp = 1.0 / (ca * ca); /* tan' */
+        double ch = 2.0 * sa, ct = 2.0 * h * fp * dth;
         for (int c = 0; c < 3; c++) {
             J[i][a][c] = ch * (1.0 - s[0]) * nu[c] + ct * gt[0][c];
             J[i][b][c] = ch * s[0] * nu[c] + ct * gt[1][c];
             J[i][i][c] = -ch * nu[c] + ct * gt[2][c];
             J[i][3 + i][c] = ct * gt[3][c];
         }
-        if (p->sign[i]) J[i][6 + i][0] = 2.0 * h * ca * p->sign[i];
+        if (p->sign[i]) J[i][6 + i][0] = 2.0 * h * fp * p->sign[i];
     }
 }
 

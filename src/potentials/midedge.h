@@ -1,6 +1,7 @@
 /* Mid-edge-normal bending triangle with one rotation DOF per edge
- * (Grinspun, Gingold, Reisman and Zorin 2006; the sin-director form of
- * Weischedel, Tsui, Doerfler and Zorin 2012). Linearized about a flat plate
+ * (Grinspun, Gingold, Reisman and Zorin 2006; Weischedel, Tsui, Doerfler and
+ * Zorin 2012; the tan director term of Chen et al.'s "better bending", as
+ * libshell's MidedgeAngleTanFormulation describes it). Linearized about a flat plate
  * it is the Morley element, which converges on any triangulation
  * (docs/research/bending/README.md, sections 2.4 and 4).
  *
@@ -14,11 +15,17 @@
  *                                          frozen ghost face, so the director
  *                                          stays at its rest direction; no DOF),
  * s_i = +-1 the orientation of edge i against the edge's global direction.
- * With II_i = 2 h_i sin(alpha_i) (h_i the altitude onto edge i) the second
+ * With II_i = 2 h_i tan(alpha_i) (h_i the altitude onto edge i) the second
  * fundamental form in the edge basis (x1 - x0, x2 - x0) is
  *   b = [[II0 + II1, II0], [II0, II0 + II2]],
  * and the energy is Koiter's bending density (D = E h^3 / (12 (1 - nu^2)))
  *   V = Abar D/2 [nu tr(M)^2 + (1 - nu) tr(M^2)],  M = abar^-1 (b - bbar).
+ *
+ * tan rather than sin: with sin, a strongly driven graded strip (5 %
+ * pre-stretch released, tests/physics/graded_models.h) let edge DOFs spin
+ * through full turns and folds pass 180 degrees; tan's energy diverges as a
+ * director nears its face, and past 90 degrees the gradient is NaN, which the
+ * engine reports as a blow-up naming the element.
  *
  * Stencil: 9 records. Slots 0-2 the triangle, 3 + i the vertex across edge i
  * (interior), the ghost record (clamped) or a copy of slot i (free: unread),
