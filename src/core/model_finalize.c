@@ -267,6 +267,21 @@ static int place_aux(avi_model *m)
     if (!v) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
     if (m->nv) memcpy(v, m->vert, m->nv * sizeof *v);
     memcpy(v + m->nv, m->aux, m->naux * sizeof *v);
+    /* An edge DOF whose triangles have every vertex pinned has nothing to
+     * drive it from rest: pinned too, so that a pinned shell (pinned: box)
+     * schedules no bending event, as with hinges. */
+    for (size_t i = 0; i < m->naux; i++)
+        if (v[m->nv + i].inv_mass != 0.0) v[m->nv + i].inv_mass = -v[m->nv + i].inv_mass; /* undecided */
+    for (size_t i = 0; i < m->nmidedge; i++) {
+        const avi_midedge *p = &m->midedges[i];
+        int driven = 0;
+        for (int a = 0; a < 6; a++)
+            driven |= !(a >= 3 && p->mode[a - 3] == AVI_MIDEDGE_CLAMPED) && m->vert[p->v[a]].inv_mass != 0.0;
+        for (int k = 0; k < 3 && driven; k++)
+            if (p->sign[k]) v[m->nv + p->v[6 + k]].inv_mass = fabs(v[m->nv + p->v[6 + k]].inv_mass);
+    }
+    for (size_t i = 0; i < m->naux; i++)
+        if (v[m->nv + i].inv_mass < 0.0) v[m->nv + i].inv_mass = 0.0;
     free(m->vert);
     m->vert = v;
     m->cap_v = n;

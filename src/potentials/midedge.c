@@ -143,18 +143,24 @@ void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
 
 /* Largest eigenvalue of a symmetric 3x3 matrix (00 01 02 11 12 22), by the
  * trigonometric solution of the characteristic cubic (Smith 1961). */
-static double sym3_max_eigenvalue(const double A[6])
+static double sym3_max_eigenvalue(const double S[6])
 {
+    /* Scaled to entries <= 1 so that the squares below cannot overflow for
+     * extreme (but finite) materials. */
+    double scale = 0.0, A[6];
+    for (int k = 0; k < 6; k++) scale = fmax(scale, fabs(S[k]));
+    if (!(scale > 0.0) || !isfinite(scale)) return scale > 0.0 ? scale : 0.0;
+    for (int k = 0; k < 6; k++) A[k] = S[k] / scale;
     double p1 = A[1] * A[1] + A[2] * A[2] + A[4] * A[4];
     double q = (A[0] + A[3] + A[5]) / 3.0;
     double d0 = A[0] - q, d1 = A[3] - q, d2 = A[5] - q;
     double p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * p1;
-    if (!(p2 > 0.0)) return q;
+    if (!(p2 > 0.0)) return q * scale;
     double pp = sqrt(p2 / 6.0);
     double b0 = d0 / pp, b1 = A[1] / pp, b2 = A[2] / pp, b3 = d1 / pp, b4 = A[4] / pp, b5 = d2 / pp;
     double r = 0.5 * (b0 * (b3 * b5 - b4 * b4) - b1 * (b1 * b5 - b4 * b2) + b2 * (b1 * b4 - b3 * b2));
     double ph = r <= -1.0 ? M_PI / 3.0 : r >= 1.0 ? 0.0 : acos(r) / 3.0;
-    return q + 2.0 * pp * cos(ph);
+    return (q + 2.0 * pp * cos(ph)) * scale;
 }
 
 /* With K = d2V/dII2 = L L^T (Cholesky) and A = J diag(im) J^T, the nonzero
