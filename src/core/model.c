@@ -350,7 +350,11 @@ static int check_edge_run(avi_model *m, const uint32_t (*tri)[3], const edge_rec
     return 0;
 }
 
-static int add_hinges(avi_model *m, const uint32_t (*tri)[3], size_t count, const avi_shell_material *mat)
+/* Calls f on every edge of the triangles (its one or two copies e[0..n),
+ * in edge order) after check_edge_run, until one fails. */
+typedef int (*edge_fn)(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *ctx);
+
+static int for_each_edge(avi_model *m, const uint32_t (*tri)[3], size_t count, edge_fn f, void *ctx)
 {
     edge_rec *e = sorted_edges(tri, count);
     if (!e) return oom(m);
@@ -359,16 +363,20 @@ static int add_hinges(avi_model *m, const uint32_t (*tri)[3], size_t count, cons
         size_t j = i + 1;
         while (j < 3 * count && e[j].lo == e[i].lo && e[j].hi == e[i].hi) j++;
         rc = check_edge_run(m, tri, e, i, j);
-        if (rc == 0 && j - i == 2) {
-            /* Triangle 1 runs a -> b; its wing is the third vertex. */
-            const uint32_t *t1 = tri[e[i].tri], *t2 = tri[e[i + 1].tri];
-            int k1 = e[i].local, k2 = e[i + 1].local;
-            rc = avi_model_add_hinge(m, t1[k1], t1[(k1 + 1) % 3], t1[(k1 + 2) % 3], t2[(k2 + 2) % 3], mat);
-        }
+        if (rc == 0) rc = f(m, tri, e + i, j - i, ctx);
         i = j;
     }
     free(e);
     return rc;
+}
+
+/* An interior edge's hinge: triangle 1 runs a -> b, its wing is the third vertex. */
+static int hinge_edge(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *mat)
+{
+    if (n != 2) return 0;
+    const uint32_t *t1 = tri[e[0].tri], *t2 = tri[e[1].tri];
+    int k1 = e[0].local, k2 = e[1].local;
+    return avi_model_add_hinge(m, t1[k1], t1[(k1 + 1) % 3], t1[(k1 + 2) % 3], t2[(k2 + 2) % 3], mat);
 }
 
 /* A new auxiliary record (see model_internal.h); its index or -1. */
@@ -382,7 +390,7 @@ static int64_t add_aux(avi_model *m, const double x[3], double inv_mass)
     return (int64_t)m->naux++;
 }
 
-/* Fills the edge slots of the mid-edge triangles from the sorted edges:
+/* Fills the edge slots of the mid-edge triangles T at one edge e[0..n):
  * an interior edge gets the across vertex and one DOF record shared by its
  * two triangles, inertia I_e = beta rho h A_e l_e^2 (A_e a third of each
  * adjacent rest area, beta = 1/4: docs/research/bending/README.md 3.1,
@@ -390,55 +398,51 @@ static int64_t add_aux(avi_model *m, const double x[3], double inv_mass)
  * is clamped (a pinned ghost record at the flat continuation of its rest
  * triangle, no DOF) when clamp_pinned is set and both its ends are pinned,
  * free otherwise (a DOF). */
-static int midedge_edges(avi_model *m, const uint32_t (*tri)[3], size_t count, const avi_shell_material *mat,
-                         int clamp_pinned, avi_midedge *T)
+typedef struct {
+    const avi_shell_material *mat;
+    int clamp_pinned;
+    avi_midedge *T;
+} midedge_ctx;
+
+static int midedge_edge(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *ctx)
 {
-    edge_rec *e = sorted_edges(tri, count);
-    if (!e) return oom(m);
-    int rc = 0;
-    for (size_t i = 0; i < 3 * count && rc == 0;) {
-        size_t j = i + 1;
-        while (j < 3 * count && e[j].lo == e[i].lo && e[j].hi == e[i].hi) j++;
-        if ((rc = check_edge_run(m, tri, e, i, j))) break;
-        double d[3], ae = 0.0;
-        v3_sub(d, m->rest[e[i].hi], m->rest[e[i].lo]);
-        for (size_t r = i; r < j; r++) {
-            double a[3], b[3], n[3];
-            const uint32_t *t = tri[e[r].tri];
-            v3_sub(a, m->rest[t[1]], m->rest[t[0]]);
-            v3_sub(b, m->rest[t[2]], m->rest[t[0]]);
-            v3_cross(n, a, b);
-            ae += v3_norm(n) / 6.0;
-        }
-        int clamped = j - i == 1 && clamp_pinned && m->vert[e[i].lo].inv_mass == 0.0 && m->vert[e[i].hi].inv_mass == 0.0;
-        double zero[3] = {0, 0, 0};
-        int64_t dof = clamped ? 0 : add_aux(m, zero, 1.0 / (0.25 * mat->density * mat->thickness * ae * v3_dot(d, d)));
-        if (dof < 0) rc = -1;
-        for (size_t r = i; r < j && rc == 0; r++) {
-            avi_midedge *p = &T[e[r].tri];
-            const uint32_t *t = tri[e[r].tri];
-            int k = (e[r].local + 2) % 3; /* the edge (t[local], t[local + 1]) is opposite vertex local + 2 */
-            uint32_t a = t[(k + 1) % 3], b = t[(k + 2) % 3];
-            p->mode[k] = j - i == 2 ? AVI_MIDEDGE_INTERIOR : clamped ? AVI_MIDEDGE_CLAMPED : AVI_MIDEDGE_FREE;
-            p->sign[k] = (int8_t)(clamped ? 0 : a < b ? 1 : -1);
-            p->v[6 + k] = clamped ? t[k] : (uint32_t)dof;
-            if (j - i == 2) {
-                const uint32_t *o = tri[e[r == i ? i + 1 : i].tri];
-                p->v[3 + k] = o[(e[r == i ? i + 1 : i].local + 2) % 3];
-            } else if (clamped) {
-                double g[3];
-                for (int c = 0; c < 3; c++) g[c] = m->rest[a][c] + m->rest[b][c] - m->rest[t[k]][c];
-                int64_t ghost = add_aux(m, g, 0.0);
-                if (ghost < 0) rc = -1;
-                p->v[3 + k] = (uint32_t)ghost;
-            } else {
-                p->v[3 + k] = t[k];
-            }
-        }
-        i = j;
+    const midedge_ctx *c = ctx;
+    double d[3], ae = 0.0;
+    v3_sub(d, m->rest[e[0].hi], m->rest[e[0].lo]);
+    for (size_t r = 0; r < n; r++) {
+        double a[3], b[3], nn[3];
+        const uint32_t *t = tri[e[r].tri];
+        v3_sub(a, m->rest[t[1]], m->rest[t[0]]);
+        v3_sub(b, m->rest[t[2]], m->rest[t[0]]);
+        v3_cross(nn, a, b);
+        ae += v3_norm(nn) / 6.0;
     }
-    free(e);
-    return rc;
+    int clamped = n == 1 && c->clamp_pinned && m->vert[e[0].lo].inv_mass == 0.0 && m->vert[e[0].hi].inv_mass == 0.0;
+    double zero[3] = {0, 0, 0};
+    int64_t dof = clamped ? 0 : add_aux(m, zero, 1.0 / (0.25 * c->mat->density * c->mat->thickness * ae * v3_dot(d, d)));
+    if (dof < 0) return -1;
+    for (size_t r = 0; r < n; r++) {
+        avi_midedge *p = &c->T[e[r].tri];
+        const uint32_t *t = tri[e[r].tri];
+        int k = (e[r].local + 2) % 3; /* the edge (t[local], t[local + 1]) is opposite vertex local + 2 */
+        uint32_t a = t[(k + 1) % 3], b = t[(k + 2) % 3];
+        p->mode[k] = n == 2 ? AVI_MIDEDGE_INTERIOR : clamped ? AVI_MIDEDGE_CLAMPED : AVI_MIDEDGE_FREE;
+        p->sign[k] = (int8_t)(clamped ? 0 : a < b ? 1 : -1);
+        p->v[6 + k] = clamped ? t[k] : (uint32_t)dof;
+        if (n == 2) {
+            const edge_rec *o = &e[1 - r];
+            p->v[3 + k] = tri[o->tri][(o->local + 2) % 3];
+        } else if (clamped) {
+            double g[3];
+            for (int q = 0; q < 3; q++) g[q] = m->rest[a][q] + m->rest[b][q] - m->rest[t[k]][q];
+            int64_t ghost = add_aux(m, g, 0.0);
+            if (ghost < 0) return -1;
+            p->v[3 + k] = (uint32_t)ghost;
+        } else {
+            p->v[3 + k] = t[k];
+        }
+    }
+    return 0;
 }
 
 /* Rest positions of a mid-edge stencil whose auxiliary slots still hold
@@ -461,7 +465,8 @@ static int add_midedges(avi_model *m, const uint32_t (*tri)[3], size_t count, co
     memset(T, 0, count * sizeof *T);
     for (size_t t = 0; t < count; t++)
         for (int k = 0; k < 3; k++) T[t].v[k] = tri[t][k];
-    if (midedge_edges(m, tri, count, mat, clamp_pinned, T)) return -1;
+    midedge_ctx ctx = {mat, clamp_pinned, T};
+    if (for_each_edge(m, tri, count, midedge_edge, &ctx)) return -1;
     for (size_t t = 0; t < count; t++) {
         double X[AVI_MIDEDGE_SLOTS][3];
         midedge_rest(m, &T[t], X);
@@ -483,7 +488,7 @@ int avi_model_add_shell_mesh(avi_model *m, const uint32_t (*tri)[3], size_t coun
     for (size_t t = 0; t < count; t++)
         if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return -1;
     if (bending == AVI_BENDING_NONE || count == 0) return 0;
-    if (bending == AVI_BENDING_HINGE) return add_hinges(m, tri, count, mat);
+    if (bending == AVI_BENDING_HINGE) return for_each_edge(m, tri, count, hinge_edge, (void *)mat);
     return add_midedges(m, tri, count, mat, clamp_pinned);
 }
 

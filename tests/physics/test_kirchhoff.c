@@ -257,22 +257,18 @@ static void check_pattern(int pattern, int clamp, const int n[2])
                   pattern_name[pattern], ratio[0], ratio[1]);
 }
 
-START_TEST(test_square_clamped)
+/* The square on its three patterns; clamped plates need twice the cells
+ * for 3 % (Morley's error is larger with the slope held). */
+static void check_squares(int clamp)
 {
-    const int n[2] = {32, 64};
-    check_pattern(ONE, 1, n);
-    check_pattern(ALT, 1, n);
-    check_pattern(IRR, 1, n);
+    const int n[2] = {clamp ? 32 : 16, clamp ? 64 : 32}, pattern[3] = {ONE, ALT, IRR};
+    for (int k = 0; k < 3; k++) check_pattern(pattern[k], clamp, n);
 }
+
+START_TEST(test_square_clamped) { check_squares(1); }
 END_TEST
 
-START_TEST(test_square_simply_supported)
-{
-    const int n[2] = {16, 32};
-    check_pattern(ONE, 0, n);
-    check_pattern(ALT, 0, n);
-    check_pattern(IRR, 0, n);
-}
+START_TEST(test_square_simply_supported) { check_squares(0); }
 END_TEST
 
 START_TEST(test_disk)
