@@ -31,7 +31,11 @@
  * and jittered `rect` grids, over the faces with no boundary vertex (free
  * boundary directors relax a strip of O(h) width: docs/research/bending 4.4);
  * an icosphere, regular and jittered (bbar = 0: a flat sheet's metric made
- * spherical, as Grinspun et al. 2006 test shape operators), whole surface. */
+ * spherical, as Grinspun et al. 2006 test shape operators), whole surface.
+ *
+ * A free spherical shell breathing (uniform radial velocity, small
+ * amplitude), curved rest state, engine run: period within 2 % of membrane
+ * theory, omega^2 = 2 E / (rho R^2 (1 - nu)) (bending adds (h/R)^2 terms). */
 #include "../unit/check_main.h"
 #include "avi/avi.h"
 #include "core/model_internal.h"
@@ -467,6 +471,54 @@ START_TEST(test_sphere_energy)
 }
 END_TEST
 
+START_TEST(test_sphere_breathing)
+{
+    const double R = 0.1, h = 1e-3;
+    avi_mesh mesh;
+    avi_error err;
+    ck_assert_int_eq(avi_mesh_icosphere(R, 3, &mesh, &err), 0);
+    avi_model *m = avi_model_create();
+    int body = avi_model_add_body(m, "sphere");
+    for (size_t v = 0; v < mesh.vertex_count; v++) ck_assert(avi_model_add_vertex(m, body, mesh.x[v]) >= 0);
+    avi_shell_material mat = {E_Y, NU, RHO, h};
+    ck_assert_int_eq(avi_model_add_shell_mesh(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count, &mat,
+                                              AVI_BENDING_MIDEDGE, 0), 0);
+    double omega = sqrt(2.0 * E_Y / (RHO * R * R * (1.0 - NU))), period = 2.0 * M_PI / omega;
+    for (size_t v = 0; v < mesh.vertex_count; v++) { /* peak radial strain 1e-5 */
+        double u[3];
+        v3_scale(u, mesh.x[v], 1e-5 * omega);
+        ck_assert_int_eq(avi_model_set_state(m, (uint32_t)v, NULL, u), 0);
+    }
+    ck_assert_int_eq(avi_model_finalize(m, NULL), 0);
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    double *x = malloc(3 * mesh.vertex_count * sizeof *x), dt = period / 200.0, prev = 0.0, first = -1.0, last = 0.0;
+    int crossings = 0;
+    for (int k = 1; k <= 500; k++) { /* 2.5 periods */
+        ck_assert_int_eq(avi_engine_advance(e, k * dt), AVI_OK);
+        avi_engine_state_at(e, k * dt, x, NULL);
+        double r = 0.0;
+        for (size_t v = 0; v < mesh.vertex_count; v++) r += v3_norm(&x[3 * v]) / (double)mesh.vertex_count - R / mesh.vertex_count;
+        if (k > 1 && (prev > 0.0) != (r > 0.0)) {
+            double tc = k * dt - dt * r / (r - prev);
+            if (first < 0.0) first = tc;
+            last = tc;
+            crossings++;
+        }
+        prev = r;
+    }
+    double measured = 2.0 * (last - first) / (crossings - 1);
+    printf("  breathing sphere (642 vertices, bending: midedge): period %.5e s, membrane theory %.5e s, ratio %.4f\n",
+           measured, period, measured / period);
+    ck_assert_int_ge(crossings, 4);
+    ck_assert_msg(fabs(measured / period - 1.0) < 0.02, "breathing period %g vs %g", measured, period);
+    free(x);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+    avi_mesh_free(&mesh);
+}
+END_TEST
+
 static Suite *kirchhoff_suite(void)
 {
     Suite *s = suite_create("kirchhoff");
@@ -478,6 +530,7 @@ static Suite *kirchhoff_suite(void)
     tcase_add_test(tc, test_engine_periods);
     tcase_add_test(tc, test_cylinder_energy);
     tcase_add_test(tc, test_sphere_energy);
+    tcase_add_test(tc, test_sphere_breathing);
     suite_add_tcase(s, tc);
     return s;
 }
