@@ -44,7 +44,8 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
 static size_t working_set_bytes(const avi_model *m)
 {
     return m->nv * sizeof *m->vert + m->nspring * sizeof *m->springs + m->nmembrane * sizeof *m->membranes +
-           m->nhinge * sizeof *m->hinges + m->ntet * sizeof *m->tets;
+           m->nhinge * sizeof *m->hinges + m->ntet * sizeof *m->tets + m->naux * sizeof *m->vert +
+           m->nmidedge * sizeof *m->midedges;
 }
 
 /* The L2 cache size, 2 MiB where unknown. */
@@ -63,7 +64,8 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
     if (!err) err = &local;
     memset(err, 0, sizeof *err);
     if (!m || !m->finalized) return avi_error_set(err, AVI_ERR_INPUT, "engine needs a finalized model"), NULL;
-    size_t counts[AVI_KIND_COUNT] = {m->nspring, m->nmembrane, m->nhinge, m->ntet, m->ngravity, 0};
+    size_t counts[AVI_KIND_COUNT] = {0};
+    for (int k = 0; k < AVI_KIND_COUNT; k++) counts[k] = avi_model_potential_count(m, (avi_kind)k);
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         if (counts[k] > AVI_ID_MAX_INDEX)
             return avi_error_set(err, AVI_ERR_INPUT, "too many %s potentials (%zu; at most %u)",
@@ -269,6 +271,7 @@ static inline __attribute__((always_inline)) const char *record_of(const avi_mod
     case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; *n = 3; *size = sizeof m->membranes[i]; return (const char *)&m->membranes[i];
     case AVI_KIND_HINGE: *v = m->hinges[i].v; *n = 4; *size = sizeof m->hinges[i]; return (const char *)&m->hinges[i];
     case AVI_KIND_SPRING: *v = m->springs[i].v; *n = 2; *size = sizeof m->springs[i]; return (const char *)&m->springs[i];
+    case AVI_KIND_MIDEDGE: *v = m->midedges[i].v; *n = AVI_MIDEDGE_SLOTS; *size = sizeof m->midedges[i]; return (const char *)&m->midedges[i];
     default: *n = 0; *size = 0; return NULL;
     }
 }
@@ -352,6 +355,24 @@ static inline __attribute__((always_inline)) __m256d tet_event_lanes(avi_vertex 
 }
 #endif
 
+/* A mid-edge bending event (apply_potential): 9 records, kicked in chunks of
+ * at most 4 (avi_kick's width). No damping: engine creation refuses it for
+ * this kind. *n names the 6 mesh-vertex slots, for the speed cap and
+ * blow-up messages. */
+static double midedge_event(const avi_model *m, avi_vertex *V, uint32_t i, double t, double half, int drifted,
+                            const uint32_t **v, int *n, double *step)
+{
+    const avi_midedge *p = &m->midedges[i];
+    double x[AVI_MIDEDGE_SLOTS][3], g[AVI_MIDEDGE_SLOTS][3];
+    *v = p->v; *n = 6; *step = p->dt;
+    if (drifted) avi_gather(V, p->v, AVI_MIDEDGE_SLOTS, x);
+    else avi_drift(V, p->v, AVI_MIDEDGE_SLOTS, t, x);
+    avi_midedge_gradient(p, (const double (*)[3])x, g);
+    double w = half * p->dt;
+    return avi_kick(V, p->v, 4, w, (const double (*)[3])g) + avi_kick(V, p->v + 4, 4, w, (const double (*)[3])g + 4) +
+           avi_kick(V, p->v + 8, 1, w, (const double (*)[3])g + 8);
+}
+
 /* Drift, gradient, kick of one elastic or gravity potential at time t, with
  * the impulse weight half * dt; returns the impulse's component sum (its
  * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
@@ -390,6 +411,7 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
         if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, p->v, x, dt, kd, g);
         return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
     }
+    case AVI_KIND_MIDEDGE: return midedge_event(m, V, i, t, half, drifted, v, n, step);
     case AVI_KIND_SPRING: {
         const avi_spring *p = &m->springs[i];
         *v = p->v; *n = 2; dt = p->dt; *step = dt;
@@ -420,7 +442,7 @@ static double member_impulse_sum(const avi_model *m, avi_vertex *V, unsigned kin
                                  const uint32_t **v, int *n)
 {
     *n = avi_model_stencil(m, (avi_kind)kind, i, v);
-    avi_vertex saved[4];
+    avi_vertex saved[AVI_MIDEDGE_SLOTS];
     for (int a = 0; a < *n; a++) saved[a] = V[(*v)[a]];
     int nk;
     double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, v, &nk, &dt);

@@ -13,6 +13,7 @@
 #include "potentials/membrane.h"
 #include "potentials/hinge.h"
 #include "potentials/tet_neohookean.h"
+#include "potentials/midedge.h"
 
 struct avi_contact_ops; /* core/engine_internal.h */
 
@@ -62,8 +63,20 @@ struct avi_model {
     size_t ntet, cap_tet;
     avi_tet *tets;
     double *tet_c;      /* wave speed per tet, for cfl */
+    size_t nmidedge, cap_midedge;
+    avi_midedge *midedges; /* slots that name auxiliary records hold their
+                              index into aux until finalizing adds nv */
     size_t ngravity;
     avi_gravity *gravity;
+
+    /* Auxiliary records (mid-edge bending): edge rotation DOFs (x[0] = phi,
+     * v[0] its rate, inv_mass = 1 / I_e) and clamped edges' frozen ghost
+     * points (pinned). Finalizing appends them to vert after the nv mesh
+     * vertices; everything that means mesh vertices (output, momenta,
+     * contact, pins, gravity) reads the first nv records only. */
+    size_t naux, cap_aux;
+    avi_vertex *aux;
+    int aux_placed;
 
     double g[3];
     int has_gravity;
@@ -95,6 +108,7 @@ static inline int avi_model_stencil(const avi_model *m, avi_kind kind, size_t i,
     case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; return 3;
     case AVI_KIND_HINGE: *v = m->hinges[i].v; return 4;
     case AVI_KIND_TET: *v = m->tets[i].v; return 4;
+    case AVI_KIND_MIDEDGE: *v = m->midedges[i].v; return AVI_MIDEDGE_SLOTS;
     case AVI_KIND_GRAVITY: *v = &m->gravity[i].v; return 1;
     default: *v = NULL; return 0;
     }
@@ -112,6 +126,13 @@ static inline int avi_model_potential_pinned(const avi_model *m, avi_kind kind, 
         if (m->vert[v[a]].inv_mass != 0.0) return 0;
     return n > 0;
 }
+
+/* Mesh vertices and auxiliary records: the length of vert once finalized. */
+static inline size_t avi_model_record_count(const avi_model *m) { return m->nv + m->naux; }
+
+/* The mesh vertices of a stencil: the leading entries that are mesh
+ * vertices or frozen ghosts (the speed cap and blow-up messages read these). */
+static inline int avi_model_stencil_vertices(avi_kind kind, int n) { return kind == AVI_KIND_MIDEDGE ? 6 : n; }
 
 /* Sets the model's error (printf-style) and returns `status`. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)

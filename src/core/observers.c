@@ -34,7 +34,7 @@ static inline void gather(const double (*xt)[3], const uint32_t *v, int n, doubl
  * the synchronous integrators and tests share it. */
 double avi_model_elastic_energy(const avi_model *m, const double (*xt)[3])
 {
-    double sum = 0.0, x[4][3];
+    double sum = 0.0, x[AVI_MIDEDGE_SLOTS][3];
     for (size_t i = 0; i < m->nspring; i++) {
         gather(xt, m->springs[i].v, 2, x);
         sum += avi_spring_energy(&m->springs[i], (const double (*)[3])x);
@@ -50,6 +50,10 @@ double avi_model_elastic_energy(const avi_model *m, const double (*xt)[3])
     for (size_t i = 0; i < m->ntet; i++) {
         gather(xt, m->tets[i].v, 4, x);
         sum += avi_tet_energy(&m->tets[i], (const double (*)[3])x);
+    }
+    for (size_t i = 0; i < m->nmidedge; i++) {
+        gather(xt, m->midedges[i].v, AVI_MIDEDGE_SLOTS, x);
+        sum += avi_midedge_energy(&m->midedges[i], (const double (*)[3])x);
     }
     return sum;
 }
@@ -67,7 +71,7 @@ static inline void gather_vertices(const avi_model *m, const uint32_t *v, int n,
 
 void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
 {
-    double x[4][3], gs[4][3];
+    double x[AVI_MIDEDGE_SLOTS][3], gs[AVI_MIDEDGE_SLOTS][3];
     for (size_t i = 0; i < m->nspring; i++) {
         gather_vertices(m, m->springs[i].v, 2, x);
         avi_spring_gradient(&m->springs[i], (const double (*)[3])x, gs);
@@ -87,6 +91,11 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
         gather_vertices(m, m->tets[i].v, 4, x);
         avi_tet_gradient(&m->tets[i], (const double (*)[3])x, gs);
         scatter(g, m->tets[i].v, 4, (const double (*)[3])gs);
+    }
+    for (size_t i = 0; i < m->nmidedge; i++) {
+        gather_vertices(m, m->midedges[i].v, AVI_MIDEDGE_SLOTS, x);
+        avi_midedge_gradient(&m->midedges[i], (const double (*)[3])x, gs);
+        scatter(g, m->midedges[i].v, AVI_MIDEDGE_SLOTS, (const double (*)[3])gs);
     }
     for (size_t i = 0; i < m->ngravity; i++) {
         avi_gravity_gradient(&m->gravity[i], NULL, gs);
@@ -108,7 +117,7 @@ static int worse_energy(double en, double best, int have)
  * one whose energy is not finite. */
 static void describe_largest_energy(const avi_model *m, const double (*xt)[3], char *buf, size_t len)
 {
-    double best = 0.0, x[4][3];
+    double best = 0.0, x[AVI_MIDEDGE_SLOTS][3];
     const uint32_t *bv = NULL;
     int bn = 0;
     avi_kind bk = AVI_KIND_SPRING;
@@ -123,6 +132,7 @@ static void describe_largest_energy(const avi_model *m, const double (*xt)[3], c
     CONSIDER(AVI_KIND_MEMBRANE, m->membranes, m->nmembrane, 3, avi_membrane_energy)
     CONSIDER(AVI_KIND_HINGE, m->hinges, m->nhinge, 4, avi_hinge_energy)
     CONSIDER(AVI_KIND_TET, m->tets, m->ntet, 4, avi_tet_energy)
+    CONSIDER(AVI_KIND_MIDEDGE, m->midedges, m->nmidedge, AVI_MIDEDGE_SLOTS, avi_midedge_energy)
 #undef CONSIDER
     if (!bv) {
         snprintf(buf, len, "(no elastic potential)");
@@ -137,12 +147,13 @@ static void describe_largest_energy(const avi_model *m, const double (*xt)[3], c
 void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf, size_t len)
 {
     const avi_model *m = e->model;
-    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    size_t nrec = avi_model_record_count(m);
+    double (*xt)[3] = malloc((nrec ? nrec : 1) * sizeof *xt);
     if (!xt) {
         snprintf(buf, len, "(out of memory)");
         return;
     }
-    avi_engine_state_at(e, t, &xt[0][0], NULL);
+    records_state(m->vert, nrec, t, &xt[0][0], NULL);
     describe_largest_energy(m, (const double (*)[3])xt, buf, len);
     free(xt);
 }
@@ -159,7 +170,7 @@ static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[
 static void observe_records(const avi_model *m, const avi_vertex *V, const double (*dv)[3], double t, double (*xt)[3],
                             avi_observation *o)
 {
-    positions_at(V, m->nv, t, xt);
+    positions_at(V, avi_model_record_count(m), t, xt);
     double ke = 0.0, ke_mid = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
         const avi_vertex *p = &V[i];
@@ -175,6 +186,14 @@ static void observe_records(const avi_model *m, const avi_vertex *V, const doubl
         v3_cross(r, xt[i], mv);
         v3_add(L, L, r);
     }
+    /* Edge rotation DOFs: their fictitious kinetic energy 1/2 I_e phi_dot^2
+     * (model.h, avi_model_add_shell_mesh); no momentum. */
+    for (size_t i = m->nv; i < avi_model_record_count(m); i++)
+        if (V[i].inv_mass != 0.0) {
+            double w = V[i].v[0] + dv[i][0];
+            ke_mid += 0.5 * V[i].v[0] * V[i].v[0] / V[i].inv_mass;
+            ke += 0.5 * w * w / V[i].inv_mass;
+        }
     double ext = 0.0;
     for (size_t i = 0; i < m->ngravity; i++)
         ext += avi_gravity_energy(&m->gravity[i], (const double (*)[3])&xt[m->gravity[i].v]);
@@ -210,12 +229,12 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
 {
     const avi_model *m = e->model;
     observe_engine_side(e, t, o);
-    size_t n = m->nv ? m->nv : 1;
+    size_t n = avi_model_record_count(m) ? avi_model_record_count(m) : 1;
     double (*xt)[3] = malloc(n * sizeof *xt), (*dv)[3] = malloc(n * sizeof *dv);
     if (!xt || !dv) {
         o->total = o->total_midstep = NAN;
     } else {
-        positions_at(m->vert, m->nv, t, xt);
+        positions_at(m->vert, avi_model_record_count(m), t, xt);
         (void)avi_engine_owed_velocity(e, t, (const double (*)[3])xt, dv); /* NaN when out of memory */
         observe_records(m, m->vert, (const double (*)[3])dv, t, xt, o);
     }
@@ -237,7 +256,7 @@ avi_snapshot *avi_snapshot_create(const avi_model *m)
 {
     avi_snapshot *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    size_t n = m->nv ? m->nv : 1;
+    size_t n = avi_model_record_count(m) ? avi_model_record_count(m) : 1;
     s->model = m;
     s->vert = aligned_alloc(64, ((n * sizeof *s->vert + 63) / 64) * 64);
     s->xt = malloc(n * sizeof *s->xt);
@@ -262,11 +281,11 @@ void avi_snapshot_destroy(avi_snapshot *s)
 void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
 {
     observe_engine_side(e, t, &s->engine_side);
-    memcpy(s->vert, e->model->vert, e->model->nv * sizeof *s->vert);
+    memcpy(s->vert, e->model->vert, avi_model_record_count(e->model) * sizeof *s->vert);
     /* The clocks and the contact potentials' share need the queue and the
      * manager, which only the engine's thread may read; the elastic
      * gradients wait for avi_snapshot_observe. xt is scratch until then. */
-    positions_at(s->vert, e->model->nv, t, s->xt);
+    positions_at(s->vert, avi_model_record_count(e->model), t, s->xt);
     (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
     s->applied = 0;
 }
@@ -278,7 +297,7 @@ void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
 {
     *o = s->engine_side;
     if (!s->applied) {
-        positions_at(s->vert, s->model->nv, o->time, s->xt);
+        positions_at(s->vert, avi_model_record_count(s->model), o->time, s->xt);
         avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv);
         s->applied = 1;
     }
@@ -292,6 +311,6 @@ void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)
 
 void avi_snapshot_describe_largest_energy(avi_snapshot *s, char *buf, size_t len)
 {
-    positions_at(s->vert, s->model->nv, s->engine_side.time, s->xt);
+    positions_at(s->vert, avi_model_record_count(s->model), s->engine_side.time, s->xt);
     describe_largest_energy(s->model, (const double (*)[3])s->xt, buf, len);
 }

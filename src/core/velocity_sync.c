@@ -23,6 +23,7 @@ static double potential_step(const avi_model *m, unsigned kind, uint32_t i)
     case AVI_KIND_MEMBRANE: return m->membranes[i].dt;
     case AVI_KIND_HINGE: return m->hinges[i].dt;
     case AVI_KIND_TET: return m->tets[i].dt;
+    case AVI_KIND_MIDEDGE: return m->midedges[i].dt;
     default: return m->gravity[i].dt;
     }
 }
@@ -33,7 +34,7 @@ static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, co
     if (w == 0.0) return;
     const uint32_t *v;
     int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
-    double x[4][3], g[4][3];
+    double x[AVI_MIDEDGE_SLOTS][3], g[AVI_MIDEDGE_SLOTS][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], xt[v[a]]);
     const double (*cx)[3] = (const double (*)[3])x;
     switch (kind) {
@@ -41,6 +42,7 @@ static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, co
     case AVI_KIND_MEMBRANE: avi_membrane_gradient(&m->membranes[i], cx, g); break;
     case AVI_KIND_HINGE: avi_hinge_gradient(&m->hinges[i], cx, g); break;
     case AVI_KIND_TET: avi_tet_gradient(&m->tets[i], cx, g); break;
+    case AVI_KIND_MIDEDGE: avi_midedge_gradient(&m->midedges[i], cx, g); break;
     default: avi_gravity_gradient(&m->gravity[i], cx, g); break;
     }
     for (int a = 0; a < n; a++)
@@ -50,7 +52,7 @@ static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, co
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
 {
     const avi_model *m = e->model;
-    memset(imp, 0, m->nv * sizeof *imp);
+    memset(imp, 0, avi_model_record_count(m) * sizeof *imp);
     o->nev = 0;
     o->failed = 0;
     o->sync_w = 0.0;
@@ -78,7 +80,7 @@ void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, 
                     double (*imp)[3])
 {
     if (o->failed) {
-        for (size_t i = 0; i < m->nv; i++) imp[i][0] = imp[i][1] = imp[i][2] = NAN;
+        for (size_t i = 0; i < avi_model_record_count(m); i++) imp[i][0] = imp[i][1] = imp[i][2] = NAN;
         return;
     }
     if (o->sync_w != 0.0)
@@ -92,8 +94,9 @@ void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, 
         if (kind == AVI_KIND_CONTACT) continue; /* taken on the engine's thread */
         add_owed(m, kind, i, avi_owed_weight(t, o->ev[k].t, o->ev[k].n, potential_step(m, kind, i)), xt, imp);
     }
-    /* imp holds the impulses sum w grad V; the velocity change is -M^-1 of it. */
-    for (size_t i = 0; i < m->nv; i++) {
+    /* imp holds the impulses sum w grad V; the velocity change is -M^-1 of
+     * it (edge DOF records included: their inverse mass is 1/I_e). */
+    for (size_t i = 0; i < avi_model_record_count(m); i++) {
         double s = -V[i].inv_mass;
         for (int c = 0; c < 3; c++) imp[i][c] *= s;
     }

@@ -392,7 +392,7 @@ int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)
     /* The explicit update leaves x at t_k: drift to t_{k+1} (the implicit
      * ones are there already, a drift by zero). */
     double t1 = (double)(s->step + 1) * s->opt.h;
-    for (size_t i = 0; i < m->nv; i++) {
+    for (size_t i = 0; i < avi_model_record_count(m); i++) { /* edge DOFs too: one tau */
         avi_vertex *p = &m->vert[i];
         double h = t1 - p->tau;
         for (int c = 0; c < 3; c++) p->x[c] += h * p->v[c];

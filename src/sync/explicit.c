@@ -16,13 +16,14 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
     avi_model *m = e->model;
     double t = (double)s->step * s->opt.h;
     double w = s->step == 0 ? 0.5 * s->opt.h : s->opt.h;
-    for (size_t i = 0; i < m->nv; i++) {
+    size_t nrec = avi_model_record_count(m); /* vertices and edge DOFs */
+    for (size_t i = 0; i < nrec; i++) {
         avi_vertex *p = &m->vert[i];
         double h = t - p->tau;
         for (int c = 0; c < 3; c++) p->x[c] += h * p->v[c];
         p->tau = t;
     }
-    memset(s->force, 0, m->nv * sizeof *s->force);
+    memset(s->force, 0, nrec * sizeof *s->force);
     avi_model_accumulate_gradient(m, s->force);
     if (s->opt.damping != 0.0) {
         /* folded into the gradient as (k_D / h) grad D, see the AVI event */
@@ -38,7 +39,7 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
         }
     }
     double sum = 0.0;
-    for (size_t i = 0; i < m->nv; i++) {
+    for (size_t i = 0; i < nrec; i++) {
         avi_vertex *p = &m->vert[i];
         double sc = w * p->inv_mass;
         for (int c = 0; c < 3; c++) p->v[c] -= sc * s->force[i][c];

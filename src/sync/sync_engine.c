@@ -94,6 +94,14 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (m->has_contact && !avi_sync_handles_contact(o.type))
         return fail(err, AVI_ERR_INPUT, "this synchronous integrator does not handle contact (dcr, sync-explicit and "
                                         "sync-implicit do); the model has contact enabled");
+    /* The explicit updates step the edge DOF records with the vertices; the
+     * implicit ones assemble Hessians, which mid-edge bending does not have
+     * yet, and damping has no mid-edge term. */
+    if (m->nmidedge && (!(o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR) || o.damping != 0.0))
+        return fail(err, AVI_ERR_INPUT,
+                    o.damping != 0.0 ? "damping does not handle bending: midedge yet; use bending: hinge"
+                                     : "this synchronous integrator does not handle bending: midedge yet; use "
+                                       "sync-explicit, dcr or avi, or bending: hinge");
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -109,7 +117,8 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (!isfinite(o.h)) return fail(err, AVI_ERR_INPUT, "synchronous step must be positive and finite");
     avi_engine *e = calloc(1, sizeof *e);
     struct avi_sync *s = calloc(1, sizeof *s);
-    if (s) s->force = malloc((m->nv ? m->nv : 1) * sizeof *s->force);
+    /* Forces on every record: the vertices and the edge DOFs (model_internal.h). */
+    if (s) s->force = malloc((avi_model_record_count(m) ? avi_model_record_count(m) : 1) * sizeof *s->force);
     if (!e || !s || !s->force || alloc_work(s, m->nv, o.constraint_count)) {
         free(e);
         if (s) {
@@ -176,6 +185,12 @@ int avi_engine_set_damping(avi_engine *e, double kd)
     if (!(kd >= 0.0) || !isfinite(kd)) {
         e->err.status = AVI_ERR_INPUT;
         snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
+        return AVI_ERR_INPUT;
+    }
+    if (kd > 0.0 && e->model->nmidedge) {
+        e->err.status = AVI_ERR_INPUT;
+        snprintf(e->err.message, sizeof e->err.message,
+                 "damping is not implemented for bending: midedge (it needs the element's Hessian); use bending: hinge");
         return AVI_ERR_INPUT;
     }
     e->damping = kd;
