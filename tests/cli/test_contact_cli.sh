@@ -83,7 +83,9 @@ run strip-fold-friction strip-fold 0 1
 # stops above the plate and bounces. Each run must complete, pass the
 # penetration checker at every frame, keep linear momentum, and show the
 # impact (the sphere's mean vertical velocity, -100 m/s in free flight, reduced).
-# sync-implicit (Newton steps) runs a coarse variant through the impact.
+# sync-implicit (Newton steps) runs a coarse variant through the impact,
+# with hinges (it has no mid-edge Hessian yet: with the default
+# bending: midedge it refuses, exit 2, no file).
 checker_ok() { # name file
   [ -x "$checker" ] || { echo "  $1: $checker is missing; penetration check skipped"; return; }
   "$checker" "$2" --min-distance --radius 0.01 > "$work/$1.pen" 2>&1; local rc=$?
@@ -118,6 +120,12 @@ for integ in dcr sync-explicit; do
 done
 SPC=(--set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8 --set bodies.sphere.translate=[0,0,0.1265]
      --set time.end=6e-5 --set output.frame_every=5e-6)
+"$AVI" run sphere-plate --set integrator.type=sync-implicit "${SPC[@]}" -o "$work/sp-midedge.h5" --quiet 2> "$work/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "bending: midedge" "$work/err" || [ -e "$work/sp-midedge.h5" ]; then
+  echo "sync-implicit with bending: midedge: exit $rc, $(cat "$work/err")"; bad=$((bad + 1))
+fi
+SPC+=(--set materials.steel.bending=hinge)
 if "$AVI" run sphere-plate --set integrator.type=sync-implicit "${SPC[@]}" -o "$work/sp-implicit.h5" --quiet; then
   impact sp-implicit "$work/sp-implicit.h5" 0.999 1e-12
   checker_ok sp-implicit "$work/sp-implicit.h5"
@@ -150,7 +158,7 @@ perr = np.max(np.linalg.norm(p - p[0], axis=1)) / ps
 E = f["/observables/total_energy/value"][()]
 print(f"two-spheres dcr: momentum rel. error {perr:.2e}; left v_x {vx['left'][0]:.3f} -> {vx['left'][1]:.3f} m/s; "
       f"E final/E0 - 1 = {E[-1] / E[0] - 1:.3e}, max |E-E0|/E0 {np.max(np.abs(E - E[0])) / E[0]:.3e}")
-sys.exit(0 if perr <= 1e-12 and vx["left"][1] < 0.0 else 1)
+sys.exit(0 if perr <= 1e-12 and vx["left"][1] < 0.5 * vx["left"][0] else 1)  # the impact took out half the approach
 PY
   checker_ok ts-dcr "$work/ts-dcr.h5"
 else echo "two-spheres under dcr: run failed"; bad=$((bad + 1)); fi
