@@ -420,9 +420,23 @@ static double cylinder_ratio(int pattern, int n)
     return r;
 }
 
-/* An icosphere of radius 1 (jittered by `jitter` times the mean edge,
- * reprojected) with flat rest curvature: the ratio over the whole surface,
- * against the exact sphere's area (as docs/research/bending table 4.5). */
+/* The energy ratio of a unit-sphere mesh with flat rest curvature, over
+ * the whole surface, against the exact sphere's area (as
+ * docs/research/bending table 4.5). Frees the mesh. */
+static double sphere_mesh_ratio(avi_mesh *mesh)
+{
+    avi_model *m = shell(mesh, -1, 0);
+    for (size_t f = 0; f < m->nmidedge; f++) memset(m->midedges[f].bbar, 0, sizeof m->midedges[f].bbar);
+    double D = E_Y * H * H * H / (12.0 * (1.0 - NU * NU)), area = 0.0;
+    for (size_t f = 0; f < m->nmidedge; f++) area += 2.0 * m->midedges[f].ka / D;
+    double r = energy_ratio(m, 1.0, 1.0, NULL) * area / (4.0 * M_PI);
+    avi_model_destroy(m);
+    avi_mesh_free(mesh);
+    return r;
+}
+
+/* An icosphere of radius 1, jittered by `jitter` times the mean edge and
+ * reprojected. */
 static double sphere_ratio(int level, double jitter)
 {
     avi_mesh mesh;
@@ -433,16 +447,39 @@ static double sphere_ratio(int level, double jitter)
         ck_assert_int_eq(avi_mesh_jitter_interior(&mesh, jitter * edge, 11, &err), 0);
         for (size_t v = 0; v < mesh.vertex_count; v++) v3_scale(mesh.x[v], mesh.x[v], 1.0 / v3_norm(mesh.x[v]));
     }
-    avi_model *m = shell(&mesh, -1, 0);
-    for (size_t f = 0; f < m->nmidedge; f++) memset(m->midedges[f].bbar, 0, sizeof m->midedges[f].bbar);
-    double D = E_Y * H * H * H / (12.0 * (1.0 - NU * NU)), area = 0.0;
-    for (size_t f = 0; f < m->nmidedge; f++) area += 2.0 * m->midedges[f].ka / D;
-    double r = energy_ratio(m, 1.0, 1.0, NULL) * area / (4.0 * M_PI);
-    avi_model_destroy(m);
-    avi_mesh_free(&mesh);
-    return r;
+    return sphere_mesh_ratio(&mesh);
 }
 
+/* A third pattern, unlike the icosphere's: the surface of an n x n x n
+ * cube (each face a grid of right triangles, valences 4 to 6) projected
+ * radially onto the unit sphere, so the triangles are graded and skewed
+ * towards the cube's corners. */
+static double cube_sphere_ratio(int n)
+{
+    avi_mesh box, mesh = {0};
+    avi_error err;
+    ck_assert_int_eq(avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, &box, &err), 0);
+    uint32_t *id = malloc(box.vertex_count * sizeof *id);
+    ck_assert(id != NULL);
+    for (size_t v = 0; v < box.vertex_count; v++) id[v] = UINT32_MAX;
+    mesh.triangle_count = box.triangle_count;
+    mesh.triangles = malloc(box.triangle_count * sizeof *mesh.triangles);
+    mesh.x = malloc(box.vertex_count * sizeof *mesh.x);
+    ck_assert(mesh.triangles && mesh.x);
+    for (size_t f = 0; f < box.triangle_count; f++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t v = box.triangles[f][k];
+            if (id[v] == UINT32_MAX) {
+                double c[3] = {box.x[v][0] - 1.0, box.x[v][1] - 1.0, box.x[v][2] - 1.0};
+                v3_scale(mesh.x[mesh.vertex_count], c, 1.0 / v3_norm(c));
+                id[v] = (uint32_t)mesh.vertex_count++;
+            }
+            mesh.triangles[f][k] = id[v];
+        }
+    free(id);
+    avi_mesh_free(&box);
+    return sphere_mesh_ratio(&mesh);
+}
 static void check_ratios(const char *what, const double r[2])
 {
     printf("  %-28s %.4f  %.4f (E / E_Kirchhoff)\n", what, r[0], r[1]);
@@ -468,6 +505,8 @@ START_TEST(test_sphere_energy)
         double r[2] = {sphere_ratio(2, 0.3 * j), sphere_ratio(3, 0.3 * j)};
         check_ratios(j ? "sphere jittered levels 2, 3" : "icosphere levels 2, 3", r);
     }
+    double r[2] = {cube_sphere_ratio(8), cube_sphere_ratio(16)};
+    check_ratios("cube-sphere n = 8, 16", r);
 }
 END_TEST
 
