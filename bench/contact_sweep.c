@@ -1,17 +1,21 @@
 /* Energy and Hertz accuracy of penalty-layer contact (issue 20): a solid
- * ball on a pinned flat or two balls (tests/physics/ball_drop.h).
+ * ball on a pinned flat or two balls, head-on, no friction, no gravity
+ * (tests/physics/ball_drop.h).
  *
- *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V]
- *                             [--two] [--levels L] [--safety S] [--samples K]
- *                             [--layers]
- *   build/bench/contact_sweep --sweep      the table of bench/README.md
+ *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two]
+ *       [--levels L] [--safety S] [--stiffness K1] [--tet-dt DT] [--contact-dt DT] [--samples K]
+ *   build/bench/contact_sweep --sweep    thickness x N x speed x steps, the table of bench/README.md
  *
- * One line per run: the setup, |E - E0|max / E0, restitution, contact
- * duration (contact energy > 0) and peak indentation against Hertz, closest
- * distance, deepest layer, events. --layers prints, at each observation with
- * contact, the deepest layer over stencils and the largest omega dt over the
- * deepest layers (omega^2 = the deepest layer's stiffness, or the sum of the
- * stencil's penetrated layers', times its inverse masses). */
+ * Defaults: N 8, thickness 5e-5, inner thickness thickness / 5, 0.2 m/s,
+ * default step levels (--levels 0: exact steps), automatic stiffness; K
+ * observations per Hertz duration (default 400). One line per run on stderr
+ * and a JSON object on stdout: E - E0 at the end and its largest |.| over
+ * the run (over E0), restitution (centres of mass), contact duration
+ * (contact energy > 0) and peak approach of the centres beyond first touch
+ * against Hertz, closest distance, deepest layer, and the largest omega dt
+ * seen (probe below): of one layer at its step, of a stencil's penetrated
+ * layers together at their steps, and of a contact vertex at the smallest
+ * elastic step on it. */
 #include "../tests/physics/ball_drop.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
@@ -92,11 +96,21 @@ static int run_one(const ball_drop_setup *s, int samples)
     t.user = &lp;
     ball_drop_result r;
     int rc = ball_drop_run(&t, samples, &r);
-    printf("%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-7s dE/E0 end %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
-           "delta/hertz-1 %+7.4f k1 %.3g d_min %.3e layers %3d wdt(layer) %.3f wdt(stencil) %.2f wdt(elastic) %.2f events %.3g%s\n",
-           s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels == 0 ? "exact" : "levels",
-           r.de_end / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0, r.delta_max / r.hertz_delta - 1.0, lp.k1,
-           r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events, rc ? " FAILED" : "");
+    fprintf(stderr,
+            "%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
+            "delta/hertz-1 %+7.4f d_min %.3e layers %3d wdt layer %.3f stencil %.2f elastic %.2f events %.3g%s\n",
+            s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels == 0 ? "exact" : "levels",
+            r.de_end / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
+            r.delta_max / r.hertz_delta - 1.0, r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events,
+            rc ? " FAILED" : "");
+    printf("{\"bench\": \"contact_sweep\", \"case\": \"%s\", \"n\": %d, \"thickness\": %g, \"inner\": %g, "
+           "\"speed\": %g, \"levels\": %d, \"de_end\": %.6g, \"de_max\": %.6g, \"restitution\": %.8g, "
+           "\"duration_error\": %.6g, \"indentation_error\": %.6g, \"d_min\": %.6g, \"k1\": %.6g, "
+           "\"deepest_layer\": %d, \"wdt_layer\": %.4g, \"wdt_stencil\": %.4g, \"wdt_elastic\": %.4g, "
+           "\"events\": %.0f, \"failed\": %s}\n",
+           s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels, r.de_end / r.e0,
+           r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0, r.delta_max / r.hertz_delta - 1.0,
+           r.d_min, lp.k1, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events, rc ? "true" : "false");
     fflush(stdout);
     return rc;
 }
