@@ -37,6 +37,8 @@ typedef struct {
 
 typedef struct {
     double e0, de_max, de_end; /* initial energy, max |E - E0| over the run, E - E0 at the end */
+    double de_after;          /* mean E - E0 over the observations after the last contact */
+    double dp_max;            /* max |p - p0| of the linear momentum, over sum m |v| at t = 0 */
     double restitution;       /* separation / approach speed of the centres of mass */
     double t_on, t_off;       /* first and last observation with contact energy > 0 */
     double delta_max;         /* largest approach of the centres beyond first geometric touch */
@@ -203,11 +205,18 @@ static int ball_drop_run(const ball_drop_setup *s, int samples, ball_drop_result
     avi_engine_state_at(e, 0.0, x, v);
     ball_drop_gap(s, &b, x, v, &h0, &hd0);
     int rc = 0;
+    double p0[3] = {o.linear_momentum[0], o.linear_momentum[1], o.linear_momentum[2]}, tail = 0.0;
+    double pscale = s->speed * (s->two ? 0.5 * (b.mass[0] + b.mass[1]) : b.mass[0]);
+    size_t ntail = 0;
     for (double t = dt; t <= t_end + 0.5 * dt && !rc; t += dt) {
         if ((rc = avi_engine_advance(e, t))) break;
         avi_engine_observe(e, t, &o);
         r->de_max = fmax(r->de_max, fabs(o.total - r->e0));
         r->de_end = o.total - r->e0;
+        double dp[3] = {o.linear_momentum[0] - p0[0], o.linear_momentum[1] - p0[1], o.linear_momentum[2] - p0[2]};
+        r->dp_max = fmax(r->dp_max, sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]) / pscale);
+        tail = o.contact > 0.0 ? 0.0 : tail + r->de_end;
+        ntail = o.contact > 0.0 ? 0 : ntail + 1;
         r->d_min = fmin(r->d_min, o.min_contact_distance);
         if (o.contact > 0.0) {
             if (r->t_on < 0.0) r->t_on = t;
@@ -220,6 +229,7 @@ static int ball_drop_run(const ball_drop_setup *s, int samples, ball_drop_result
         if (s->probe) s->probe(e, t, s->user);
     }
     if (rc) fprintf(stderr, "ball_drop: %s\n", avi_engine_error(e)->message);
+    r->de_after = ntail ? tail / (double)ntail : NAN;
     r->restitution = hd / -hd0;
     r->events = (double)avi_engine_events_total(e);
     free(x);
