@@ -15,11 +15,13 @@
  * against Hertz, closest distance, deepest layer, and the largest omega dt
  * seen (probe below): of one layer at its step, of a stencil's penetrated
  * layers together at their steps, and of a contact vertex at the smallest
- * elastic step on it. */
+ * elastic step on it as it runs (refined clocks at dt_0 / 2^level,
+ * src/core/refine.h). */
 #include "../tests/physics/ball_drop.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 #include "core/model_internal.h"
+#include "core/refine.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -78,9 +80,19 @@ static void probe(const avi_engine *e, double t, void *user)
         }
         if (s->layers > deepest) deepest = s->layers;
     }
+    /* The elastic steps on each vertex as they run: refined ones (core/refine.h) at dt_0 / 2^level. */
+    double *dtv = malloc(m->nv * sizeof *dtv);
+    for (size_t v = 0; v < m->nv; v++) dtv[v] = INFINITY;
+    for (unsigned k = 0; k < AVI_KIND_GRAVITY; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            const uint32_t *sv;
+            int n = avi_model_stencil(m, (avi_kind)k, i, &sv);
+            double dt = ldexp(avi_model_time_step(m, (avi_kind)k, i), -avi_refine_level(e->refine, avi_event_id(k, (uint32_t)i)));
+            for (int a = 0; a < n; a++) dtv[sv[a]] = fmin(dtv[sv[a]], dt);
+        }
     for (size_t v = 0; v < m->nv; v++)
-        if (kv[v] > 0.0 && isfinite(m->vertex_dt[v]))
-            lp->wdt_el = fmax(lp->wdt_el, sqrt(kv[v] * m->vert[v].inv_mass) * m->vertex_dt[v]);
+        if (kv[v] > 0.0 && isfinite(dtv[v])) lp->wdt_el = fmax(lp->wdt_el, sqrt(kv[v] * m->vert[v].inv_mass) * dtv[v]);
+    free(dtv);
     free(kv);
     lp->k1 = cm->k1;
     if (deepest > lp->deepest) lp->deepest = deepest;

@@ -24,9 +24,12 @@
  * resonate with the vertex's oscillation in the layers (the instability of
  * multiple-time-step methods, Biesiadecki and Skeel 1993) and energy grows,
  * by +26 % for a ball on a flat with eta_1 = 5e-5 m. Shorter contact steps do
- * not help; shorter elastic steps on the vertex do. Thin layers under load
- * therefore gain energy until elastic steps are refined on vertices in
- * contact (not done); docs/research/contact_energy.md has the measurements. */
+ * not help; shorter elastic steps on the vertex do. So every activation and
+ * retirement updates the vertex's summed layers (layer_sum, K_v = k_1 sum
+ * l^3 over its active layers) and reports omega_v = sqrt(K_v / m_v) to the
+ * engine (avi_engine_refine), which refines the elastic clocks on the
+ * vertex to dt omega_v <= 1 (src/core/refine.h);
+ * docs/research/contact_energy.md has the measurements. */
 #ifndef AVI_CONTACT_MANAGER_H
 #define AVI_CONTACT_MANAGER_H
 
@@ -84,6 +87,7 @@ typedef struct avi_contact_manager {
     double vcap;          /* speed cap (its square: clock.vcap2) */
     uint32_t epoch;
     double (*x)[3];       /* scratch: positions at the run's time */
+    uint64_t *layer_sum;  /* per vertex: sum of l^3 over the active layers on it (K_v = k_1 times it) */
     avi_broad_phase bp;
 
     /* counters */
