@@ -10,8 +10,39 @@
  * for thin layers on the finer ball, at 0.2 and 1 m/s. */
 #include "../unit/check_main.h"
 #include "ball_drop.h"
+#include "core/refine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+/* Refined clocks (src/core/refine.h) at every observation: each elastic
+ * clock's next time is n dt_0 / 2^level bitwise (the coarse grid); the
+ * deepest level seen, and how many potentials are refined at the end. */
+typedef struct {
+    int max_level, refined, off_grid;
+} clock_probe;
+
+static void probe_clocks(const avi_engine *e, double t, void *user)
+{
+    clock_probe *cp = user;
+    const avi_model *m = e->model;
+    size_t nq = avi_engine_queue_size(e);
+    avi_event *ev = malloc((nq + 1) * sizeof *ev);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_uint_eq(avi_engine_queue_collect(e, ev), nq);
+    cp->refined = 0;
+    for (size_t k = 0; k < nq; k++) {
+        unsigned kind = ev[k].id >> AVI_ID_KIND_SHIFT;
+        if (kind >= AVI_KIND_GRAVITY) continue;
+        int level = avi_refine_level(e->refine, ev[k].id);
+        double dt = ldexp(avi_model_time_step(m, (avi_kind)kind, ev[k].id & AVI_ID_INDEX_MASK), -level);
+        cp->off_grid += ev[k].t != (double)ev[k].n * dt;
+        cp->refined += level > 0;
+        if (level > cp->max_level) cp->max_level = level;
+    }
+    free(ev);
+    (void)t;
+}
 
 static ball_drop_result run(ball_drop_setup s, const char *what)
 {
@@ -63,10 +94,17 @@ END_TEST
 START_TEST(test_ball_on_flat_thin_layers)
 {
     for (int levels = -1; levels <= 0; levels++) {
-        ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, NULL, NULL};
+        clock_probe cp = {0, 0, 0};
+        ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, probe_clocks, &cp};
         ball_drop_result r = run(s, levels ? "ball on flat, 5e-5, step levels" : "ball on flat, 5e-5, exact steps");
         ck_assert_msg(fabs(r.de_end) <= 2e-3 * r.e0, "energy changed by %+g of E0", r.de_end / r.e0);
         ck_assert_msg(r.restitution <= 1.001, "restitution %.6f", r.restitution);
+        /* Refined to level 4 or more in contact (omega_v dt_0 ~ 20-70 there),
+         * every clock on its grid, all back on their own steps after. */
+        printf("  deepest level %d, clocks off the grid %d, refined at the end %d\n", cp.max_level, cp.off_grid, cp.refined);
+        ck_assert_int_ge(cp.max_level, 4);
+        ck_assert_int_eq(cp.off_grid, 0);
+        ck_assert_int_eq(cp.refined, 0);
     }
 }
 END_TEST
