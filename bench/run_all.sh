@@ -28,6 +28,7 @@ quick_args() {
     events) echo "--tets 1e4 --events 1e6 --levels 0,16" ;;
     contact) echo "--set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8 --repeat 1 --speed 100 --end 2e-4 --speed 1000 --end 5e-5" ;;
     sync_timing) echo "0.1" ;;
+    contact_sweep) echo "--n 4 --samples 50" ;;
     sphere_plate) echo "--set time.end=1e-4 --set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8" ;;
     graded) echo "--steps 300 --repeat 1" ;;
     xdmf) echo "--frames 100,1000 --rewrite-max 100" ;;

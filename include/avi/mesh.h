@@ -68,6 +68,12 @@ int avi_mesh_rect_grid(double lx, double ly, int nx, int ny, avi_mesh *out, avi_
 int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, avi_mesh *out,
                      avi_error *err);
 
+/* Solid ball of the given radius centred at the origin: the tet_box of n^3
+ * cells on [-1, 1]^3 mapped onto the ball by x' = r x sqrt(1 - y^2/2 - z^2/2
+ * + y^2 z^2 / 3) (and cyclically), a mapped-cube mesh with n cells per
+ * diameter; indices and tetrahedra as tet_box, 1 <= n <= 1024. */
+int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err);
+
 /* ---- Operations on meshes. ---- */
 
 /* The boundary surface of the tetrahedra: every tetrahedron face not shared

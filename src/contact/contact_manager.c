@@ -41,6 +41,7 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm->st);
     free(cm->hash);
     free(cm->x);
+    free(cm->layer_sum);
     free(cm->coarse_vf);
     free(cm->coarse_ee);
     free(cm->skip_vf);
@@ -97,7 +98,8 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->tris = (const uint32_t (*)[3])m->contact_tri;
     cm->ntris = m->ncontact_tri;
     cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
-    if (!cm->x || avi_contact_primitives(m, &cm->points, &cm->npoints, &cm->edges, &cm->nedges)) goto oom;
+    cm->layer_sum = calloc(m->nv + 1, sizeof *cm->layer_sum);
+    if (!cm->x || !cm->layer_sum || avi_contact_primitives(m, &cm->points, &cm->npoints, &cm->edges, &cm->nedges)) goto oom;
 
     cm->eta1 = m->contact.thickness;
     cm->eta_inf = m->contact.inner_thickness;
@@ -266,6 +268,24 @@ static double resolved_step(const avi_contact_manager *cm, const avi_contact_ste
     return dt;
 }
 
+/* Layer l of a stencil on vertices v came (sign +1) or went (-1): each
+ * vertex's summed layer stiffness K_v = k_1 sum l^3 changes, and the engine
+ * refines the elastic steps on it to resolve sqrt(K_v / m_v)
+ * (core/refine.h). The gradient of d puts at most unit weight on a vertex,
+ * so K_v bounds the vertex's share of the layers' stiffness. */
+static int layers_changed(avi_engine *e, avi_contact_manager *cm, const uint32_t v[4], int l, int sign)
+{
+    uint64_t units = (uint64_t)l * (uint64_t)l * (uint64_t)l;
+    for (int a = 0; a < 4; a++) {
+        cm->layer_sum[v[a]] = sign > 0 ? cm->layer_sum[v[a]] + units : cm->layer_sum[v[a]] - units;
+        double im = cm->model->vert[v[a]].inv_mass;
+        if (im == 0.0) continue;
+        int rc = avi_engine_refine(e, v[a], sqrt(avi_layer_stiffness(cm->k1, 1) * (double)cm->layer_sum[v[a]] * im));
+        if (rc) return rc;
+    }
+    return AVI_OK;
+}
+
 /* Starts layer `layers + 1` of stencil s at time t. */
 static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double t)
 {
@@ -309,11 +329,13 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     s->layers = (uint16_t)l;
     cm->alive++;
     cm->activations++;
+    int rc = layers_changed(e, cm, p->v, l, +1);
+    if (rc) return rc;
     return avi_engine_schedule(e, (avi_event){t, avi_event_id(AVI_KIND_CONTACT, slot), 0});
 }
 
 /* Retires the deepest layer of a stencil (its queue entry goes lazily). */
-static void retire_deepest(avi_contact_manager *cm, avi_contact_stencil *s)
+static int retire_deepest(avi_engine *e, avi_contact_manager *cm, avi_contact_stencil *s)
 {
     avi_contact_potential *p = &cm->pot[s->deepest];
     p->alive = 0;
@@ -321,6 +343,7 @@ static void retire_deepest(avi_contact_manager *cm, avi_contact_stencil *s)
     s->layers--;
     cm->alive--;
     cm->retirements++;
+    return layers_changed(e, cm, p->v, p->layer, -1);
 }
 
 static void gather_at(const avi_contact_manager *cm, const uint32_t v[4], double x[4][3])
@@ -438,8 +461,10 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
     size_t keep = 0;
     for (size_t i = 0; i < cm->nst; i++) {
         avi_contact_stencil *s = &cm->st[i];
+        int rc;
         if (s->epoch != cm->epoch)
-            while (s->layers > 0) retire_deepest(cm, s);
+            while (s->layers > 0)
+                if ((rc = retire_deepest(e, cm, s)) != AVI_OK) return rc;
         if (s->layers == 0) continue;
         if (keep != i) cm->st[keep] = *s;
         for (uint32_t slot = cm->st[keep].deepest; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev)
@@ -489,10 +514,10 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
             if (rc) return rc;
             p = &cm->pot[slot]; /* activate may move the array */
         } else if (l >= 2 && d - 2.0 * cm->vcap * avi_layer_step(s->dt1, l - 1) > p->eta) {
-            retire_deepest(cm, s);
+            int rc = retire_deepest(e, cm, s);
             p->prev = cm->free_slot;
             cm->free_slot = slot;
-            return AVI_OK; /* retired: no next event */
+            return rc; /* retired: no next event */
         }
     }
     if (d < p->eta) {

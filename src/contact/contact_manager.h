@@ -13,7 +13,23 @@
  *   d - 2 vcap dt_{l-1} > eta_l, since layer l - 1 would re-activate it in
  *   time; layer 1 retires at a manager run when the stencil is out of reach
  *   (d - 2 vcap W > eta_1). Retired potentials leave the queue lazily.
- * A retired layer exerts no force (d > eta_l), so retiring changes nothing. */
+ * A retired layer exerts no force (d > eta_l), so retiring changes nothing.
+ *
+ * Energy: each layer is stable on its own step (omega_l dt_l = 2 safety /
+ * sqrt(AVI_CONTACT_VALENCE)), but what bounds the energy error is the
+ * elastic potentials on a vertex in contact. A vertex carrying a load F sits
+ * in layers whose summed stiffness K must hold F within eta_1 - eta_inf
+ * (K ~ F / (eta_1 - eta_inf)), while the elastic potentials on it keep their
+ * own steps dt_el; once sqrt(K / m) dt_el passes about 3 their impulses
+ * resonate with the vertex's oscillation in the layers (the instability of
+ * multiple-time-step methods, Biesiadecki and Skeel 1993) and energy grows,
+ * by +26 % for a ball on a flat with eta_1 = 5e-5 m. Shorter contact steps do
+ * not help; shorter elastic steps on the vertex do. So every activation and
+ * retirement updates the vertex's summed layers (layer_sum, K_v = k_1 sum
+ * l^3 over its active layers) and reports omega_v = sqrt(K_v / m_v) to the
+ * engine (avi_engine_refine), which refines the elastic clocks on the
+ * vertex to dt omega_v <= 1 (src/core/refine.h);
+ * docs/research/contact_energy.md has the measurements. */
 #ifndef AVI_CONTACT_MANAGER_H
 #define AVI_CONTACT_MANAGER_H
 
@@ -71,6 +87,7 @@ typedef struct avi_contact_manager {
     double vcap;          /* speed cap (its square: clock.vcap2) */
     uint32_t epoch;
     double (*x)[3];       /* scratch: positions at the run's time */
+    uint64_t *layer_sum;  /* per vertex: sum of l^3 over the active layers on it (K_v = k_1 times it) */
     avi_broad_phase bp;
 
     /* counters */

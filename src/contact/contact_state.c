@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Every per-potential and per-stencil array: (name, count field, width,
  * element type, element i, j), in the order written. */
@@ -121,6 +122,11 @@ int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
     if (avi_contact_reindex(cm)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     int st = check(cm, err);
     if (st) return st;
+    /* Each vertex's summed layers (contact_manager.c, layers_changed). */
+    memset(cm->layer_sum, 0, cm->model->nv * sizeof *cm->layer_sum);
+    for (size_t i = 0; i < cm->npot; i++)
+        for (int a = 0; a < 4 && cm->pot[i].alive; a++)
+            cm->layer_sum[cm->pot[i].v[a]] += (uint64_t)cm->pot[i].layer * cm->pot[i].layer * cm->pot[i].layer;
     /* Friction's running work; a checkpoint from before friction existed
      * has none (no friction was done). Read last: an absent optional array
      * must not be taken for the cause of another failure. */

@@ -3,6 +3,7 @@
 #include "core/engine_internal.h"
 #include "base/error.h"
 #include "core/damping.h"
+#include "core/refine.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -200,7 +201,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     }
     for (uint32_t k = 0; k < g->ngroup && rc == AVI_OK; k++) {
         g->group[k].pos = 0;
-        if (!consistent[k]) continue;
+        if (!consistent[k] || !members[k]) continue; /* none: dissolved (core/refine.h) */
         avi_event c = {first[k].t, g->member[g->group[k].first], first[k].n | AVI_GROUP_CURSOR};
         if (avi_tl_push(&e->queue, c)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
         e->ncursor++;
@@ -229,6 +230,7 @@ void avi_engine_destroy(avi_engine *e)
     if (!e) return;
     if (e->sync) e->stepper->destroy(e->sync);
     if (e->contact) e->model->contact_ops->destroy(e->contact);
+    avi_refine_destroy(e->refine);
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
     free(e->tie);
@@ -733,6 +735,18 @@ static int run_tie(avi_engine *e, uint64_t *counts)
     return rc;
 }
 
+int avi_engine_apply(avi_engine *e, uint32_t id, double t, double half, double *dt, uint64_t *counts)
+{
+    unsigned kind = id >> AVI_ID_KIND_SHIFT;
+    uint32_t i = id & AVI_ID_INDEX_MASK;
+    const uint32_t *v;
+    int n;
+    double sum = apply_potential(e->model, e->model->vert, kind, i, t, half, e->damping, 0, &v, &n, dt);
+    counts[kind]++;
+    if (e->contact) avi_check_speed(contact_clock(e), e->model->vert, v, n, t);
+    return isfinite(sum) ? AVI_OK : blow_up(e, kind, i, t, v, n);
+}
+
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
     if (e->stepper) return e->stepper->advance(e, t_stop);
@@ -770,6 +784,10 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         int n;
         double dt;
         if (ev.n & AVI_GROUP_CURSOR) {
+            if (e->refine && avi_refine_dissolving(e->refine, avi_group_of(groups, ev.id))) {
+                if ((rc = avi_refine_dissolve(e)) != AVI_OK) goto out;
+                continue;
+            }
             /* A group tick: members in id order from the cursor, while no
              * other entry at this time comes first. */
             avi_clock_group *gr = &groups->group[avi_group_of(groups, ev.id)];
@@ -817,6 +835,11 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         if (kind > AVI_KIND_GRAVITY) {
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
+        }
+        if (e->refine && avi_refine_owns(e->refine, ev.id)) { /* a refined clock (core/refine.h) */
+            avi_tl_pop(q, &ev);
+            if ((rc = avi_refine_event(e, ev, counts)) != AVI_OK) goto out;
+            continue;
         }
         if (prefetch) prefetch_ahead(m, q);
         /* First event of a clock: half impulse (staggered velocities). */

@@ -84,6 +84,14 @@ typedef struct avi_contact_ops {
  * AVI_GROUP_CURSOR or beyond is an overflow. AVI_OK or AVI_ERR_RUN (engine
  * error set). For contact potentials, which come and go. */
 int avi_engine_schedule(avi_engine *e, avi_event ev);
+/* Contact reports omega = sqrt(K_v / m_v) of vertex v's active layers (0
+ * when none): the elastic potentials on v refine their steps to resolve it
+ * (core/refine.h). AVI_OK or AVI_ERR_RUN (engine error set). */
+int avi_engine_refine(avi_engine *e, uint32_t vertex, double omega);
+/* One event of elastic or gravity potential id at t with impulse weight
+ * half * dt (dt its model step, returned): drift, gradient, kick, speed
+ * check, blow-up check; counts[kind] grows by one. For core/refine.c. */
+int avi_engine_apply(avi_engine *e, uint32_t id, double t, double half, double *dt, uint64_t *counts);
 /* Sets the engine's error and returns `status`. */
 int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -92,6 +100,7 @@ struct avi_engine {
     struct avi_sync *sync;          /* the stepper's state */
     const avi_stepper_ops *stepper; /* NULL: the event queue (the AVI) */
     struct avi_contact_manager *contact;
+    struct avi_refine *refine; /* refined clocks on vertices in contact (core/refine.h), NULL: none */
     avi_twolevel_queue queue; /* chosen over the 4-ary heap by bench/queue.c */
     avi_clock_groups groups;  /* clocks with equal steps; empty when ungrouped */
     size_t ncursor, ncursor_members; /* group cursors in the queue, and their groups' sizes */

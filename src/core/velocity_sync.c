@@ -10,6 +10,7 @@
  * velocity-Verlet velocity at the event times and its linear interpolation
  * between them. The trajectory is untouched: only observers use it. */
 #include "core/engine_internal.h"
+#include "core/refine.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,6 +50,26 @@ static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, co
         for (int c = 0; c < 3; c++) imp[v[a]][c] += w * g[a][c];
 }
 
+/* Clocks on refined steps (core/refine.h) owe their share now, with their
+ * present step dt_0 / 2^level, and leave the list. */
+static void take_refined(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < o->nev; k++) {
+        avi_event ev = o->ev[k];
+        int level = avi_refine_level(e->refine, ev.id);
+        if (level == 0) {
+            o->ev[keep++] = ev;
+            continue;
+        }
+        unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
+        uint32_t i = ev.id & AVI_ID_INDEX_MASK;
+        double dt = ldexp(potential_step(e->model, kind, i), -level);
+        add_owed(e->model, kind, i, avi_owed_weight(t, ev.t, ev.n, dt), xt, imp);
+    }
+    o->nev = keep;
+}
+
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
 {
     const avi_model *m = e->model;
@@ -73,6 +94,7 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     for (size_t k = 0; k < o->nev; k++)
         if (o->ev[k].id >> AVI_ID_KIND_SHIFT == AVI_KIND_CONTACT)
             m->contact_ops->owe(e->contact, o->ev[k].id & AVI_ID_INDEX_MASK, o->ev[k].t, o->ev[k].n, t, xt, imp);
+    if (e->refine) take_refined(e, t, xt, o, imp);
     return 0;
 }
 

@@ -307,3 +307,26 @@ int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, av
     if (rc) avi_mesh_free(out);
     return rc;
 }
+
+/* ---- Tetrahedral ball ---- */
+
+int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_length("tet_ball", "radius", radius, err);
+    if (rc) return rc;
+    if ((rc = check_count("tet_ball", "n", n, 1024, err))) return rc;
+    if ((rc = avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err))) return rc;
+    /* The cube [-1, 1]^3 onto the unit ball, x' = x sqrt(1 - y^2/2 - z^2/2
+     * + y^2 z^2/3) and cyclically: smooth inside, each cube face onto a
+     * sixth of the sphere. */
+    for (size_t i = 0; i < out->vertex_count; i++) {
+        double *p = out->x[i], q[3];
+        for (int c = 0; c < 3; c++) q[c] = p[c] - 1.0;
+        for (int c = 0; c < 3; c++) {
+            double a2 = q[(c + 1) % 3] * q[(c + 1) % 3], b2 = q[(c + 2) % 3] * q[(c + 2) % 3];
+            p[c] = radius * q[c] * sqrt(1.0 - 0.5 * a2 - 0.5 * b2 + a2 * b2 / 3.0);
+        }
+    }
+    return AVI_OK;
+}

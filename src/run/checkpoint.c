@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "io/output_files.h"
 #include "core/engine_internal.h"
+#include "core/refine.h"
 #include "run/checkpoint_hash.h"
 #include "io/hdf5_init.h"
 
@@ -242,6 +243,11 @@ static int write_modules(hid_t f, const avi_engine *e)
     if (g < 0) return -1;
     h5_state hs = state_at(g);
     int rc = e->model->contact_ops->save(e->contact, &hs.io);
+    H5Gclose(g);
+    if (rc || !e->refine) return rc ? -1 : 0;
+    if ((g = H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) return -1;
+    hs = state_at(g);
+    rc = avi_refine_save(e->refine, &hs.io);
     H5Gclose(g);
     return rc ? -1 : 0;
 }
@@ -562,6 +568,13 @@ static int restore_modules(hid_t f, const char *path, avi_engine *e, avi_error *
     if (g < 0) return missing(path, "contact", err);
     h5_state hs = state_at(g);
     rc = load_module(path, "contact", &hs, e->model->contact_ops->load(e->contact, &hs.io, &lerr), &lerr, err);
+    H5Gclose(g);
+    /* Refined clocks: none before the first contact (or in a checkpoint
+     * from before refinement). */
+    if (rc || H5Lexists(f, "refine", H5P_DEFAULT) <= 0) return rc;
+    if ((g = H5Gopen2(f, "refine", H5P_DEFAULT)) < 0) return missing(path, "refine", err);
+    hs = state_at(g);
+    rc = load_module(path, "refine", &hs, avi_refine_load(e, &hs.io, &lerr), &lerr, err);
     H5Gclose(g);
     return rc;
 }

@@ -103,6 +103,15 @@ F=("${C[@]}" --set contact.friction=0.3 --set "bodies.sphere.velocity=[40,0,-100
   "$work/spf.h5" || { echo "sphere-plate with friction: no friction work before the checkpoint"; bad=$((bad + 1)); }
 "$AVI" resume "$work/spf.h5" --set time.end=1.2e-4 --quiet && same "$work/spfref.h5" "$work/spf.h5" \
   || { echo "sphere-plate with friction: resume through contact differs"; bad=$((bad + 1)); }
+# ... and with refined elastic clocks (src/core/refine.c): thin layers on
+# two shells, the checkpoint taken while potentials run on refined steps.
+R=(--set contact.thickness=5e-5 --set contact.inner_thickness=1e-5 --set time.end=2.2e-3)
+"$AVI" run two-spheres "${R[@]}" -o "$work/tsref.h5" --quiet
+"$AVI" run two-spheres "${R[@]}" --set time.end=1.7e-3 -o "$work/ts.h5" --quiet
+"$PYTHON" -c "import h5py, sys; l = h5py.File(sys.argv[1], 'r')['/refine/potential_level'][()]; sys.exit(0 if l.max() >= 4 else 1)" \
+  "$work/ts.h5.ckpt" || { echo "two-spheres: no refined clocks in the checkpoint"; bad=$((bad + 1)); }
+"$AVI" resume "$work/ts.h5" --set time.end=2.2e-3 --quiet && same "$work/tsref.h5" "$work/ts.h5" \
+  || { echo "two-spheres with refined clocks: resume differs"; bad=$((bad + 1)); }
 
 # The synchronous integrators resume too (their state: vertices and the
 # step count, no clocks).

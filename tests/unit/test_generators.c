@@ -370,6 +370,56 @@ START_TEST(test_rect_grid_bad_parameters)
 }
 END_TEST
 
+/* ---- tetrahedral ball ---- */
+
+START_TEST(test_tet_ball)
+{
+    const double r = 0.1, sphere = 4.0 / 3.0 * M_PI * r * r * r;
+    double prev_gap = INFINITY;
+    for (int n = 1; n <= 16; n *= 2) {
+        avi_mesh m;
+        avi_error err = {0};
+        ck_assert_int_eq(avi_mesh_tet_ball(r, n, &m, &err), 0);
+        ck_assert_uint_eq(m.vertex_count, (size_t)(n + 1) * (n + 1) * (n + 1));
+        ck_assert_uint_eq(m.tet_count, 6 * (size_t)n * n * n);
+        ck_assert_uint_eq(m.triangle_count, 12 * (size_t)n * n);
+        /* every tetrahedron keeps its orientation; the volume approaches the
+         * sphere's from below, the gap shrinking about 4x per halving
+         * (second order; at least 2.5x asked) */
+        double vol = 0.0, vmin = INFINITY;
+        for (size_t t = 0; t < m.tet_count; t++) {
+            double v = tet_volume(&m, t);
+            vmin = fmin(vmin, v);
+            vol += v;
+        }
+        ck_assert_msg(vmin > 0.0, "n = %d: a tetrahedron of volume %g", n, vmin);
+        double gap = (sphere - vol) / sphere;
+        ck_assert_msg(gap > 0.0 && gap < 0.4 * prev_gap, "n = %d: volume gap %g after %g", n, gap,
+                      prev_gap);
+        prev_gap = gap;
+        /* the boundary: closed, outward, its vertices on the sphere */
+        edge_info e = edges_of(&m);
+        ck_assert_int_eq(e.min_share, 2);
+        ck_assert_int_eq(e.max_share, 2);
+        ck_assert_int_eq(e.repeated_dir, 0);
+        ck_assert_double_eq_tol(enclosed_volume(&m), vol, 1e-12 * sphere);
+        for (size_t t = 0; t < m.triangle_count; t++)
+            for (int k = 0; k < 3; k++) {
+                const double *p = m.x[m.triangles[t][k]];
+                ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
+            }
+        assert_valid(&m);
+        avi_mesh_free(&m);
+    }
+    avi_mesh m;
+    avi_error err;
+    assert_input_error(avi_mesh_tet_ball(0.0, 4, &m, &err), &err, "radius", &m);
+    assert_input_error(avi_mesh_tet_ball(NAN, 4, &m, &err), &err, "radius", &m);
+    assert_input_error(avi_mesh_tet_ball(1.0, 0, &m, &err), &err, "n", &m);
+    assert_input_error(avi_mesh_tet_ball(1.0, 2000, &m, &err), &err, "n", &m);
+}
+END_TEST
+
 /* ---- tetrahedral box ---- */
 
 START_TEST(test_tet_box)
@@ -760,6 +810,7 @@ static Suite *generators_suite(void)
     tcase_add_test(tc, test_jitter_tet_box);
     tcase_add_test(tc, test_jitter_disk_stays_flat);
     tcase_add_test(tc, test_reorder);
+    tcase_add_test(tc, test_tet_ball);
     suite_add_tcase(s, tc);
     return s;
 }
