@@ -35,9 +35,10 @@ typedef struct {
     int (*load)(struct avi_sync *s, avi_state_io *io, avi_error *err);
     void (*destroy)(struct avi_sync *s);
     /* The weight w of the impulse -w M^-1 grad V(x(t)) that every potential
-     * owes the velocities at an observation at t (velocity_sync.c); NULL or
-     * 0 when the stored velocities are already those of t. */
-    double (*owed_weight)(const avi_engine *e, double t);
+     * owes the velocities at an observation at t, and *h the common step
+     * (velocity_sync.c); NULL, or w = *h = 0, when the stored velocities
+     * are already those of t and need no correction. */
+    double (*owed_weight)(const avi_engine *e, double t, double *h);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 
@@ -152,11 +153,13 @@ static inline double avi_owed_weight(double t, double t_next, uint32_t n, double
 }
 
 /* Velocity corrections dv ([nv][3]) that synchronize the stored velocities
- * to an observation at t: v + dv is second-order accurate at t, from the
- * impulses every potential owes (elastic, gravity and contact, gradients at
- * the positions xt at t; damping is left out). Between advances. 0, or -1
- * when out of memory (dv then NaN). */
-int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3]);
+ * to an observation at t, from the impulses every potential owes (elastic,
+ * gravity and contact, gradients at the positions xt at t; damping is left
+ * out), then scale them to the amplitude of the motion the leapfrog
+ * represents (elastic and gravity clocks); *de: the potential energy that
+ * motion has at t beyond V(xt). docs/energy_observable.md. Between
+ * advances. 0, or -1 when out of memory (dv and *de then NaN). */
+int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3], double *de);
 
 /* The same in two halves, so that a snapshot pays for the gradients on the
  * output stream's thread: avi_owed_take (engine's thread) copies the clocks
@@ -169,12 +172,14 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
 typedef struct {
     avi_event *ev; /* the AVI's clocks */
     size_t nev, cap;
-    double sync_w; /* a synchronous integrator's weight */
+    double sync_w, sync_h; /* a synchronous integrator's weight and step (0: no correction) */
     int failed;
+    double (*work)[3]; /* apply's scratch, 2 nv rows */
+    size_t work_n;
 } avi_owed;
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3]);
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3]);
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3], double *de);
 void avi_owed_free(avi_owed *o);
 
 /* Drifts one vertex record to t: x += (t - tau) v, tau := t. */

@@ -27,7 +27,7 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
     return AVI_OK;
 }
 
-static double sync_owed_weight(const avi_engine *e, double t);
+static double sync_owed_weight(const avi_engine *e, double t, double *h);
 static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_weight};
 
 avi_sync_options avi_default_sync_options(void)
@@ -179,10 +179,12 @@ void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
  * clock (avi_owed_weight with t_next = step h). The others end every step
  * on the grid with the discrete momentum p_k, which the observers read
  * as it is: output times on the grid see the integrator's own state. */
-static double sync_owed_weight(const avi_engine *e, double t)
+static double sync_owed_weight(const avi_engine *e, double t, double *h)
 {
     const struct avi_sync *s = e->sync;
+    *h = 0.0;
     if (s->opt.type != AVI_INTEGRATOR_SYNC_EXPLICIT || s->step == 0) return 0.0;
+    *h = s->opt.h;
     return avi_owed_weight(t, (double)s->step * s->opt.h, (uint32_t)1, s->opt.h);
 }
 
