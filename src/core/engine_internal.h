@@ -34,11 +34,11 @@ typedef struct {
     int (*save)(const struct avi_sync *s, avi_state_io *io);
     int (*load)(struct avi_sync *s, avi_state_io *io, avi_error *err);
     void (*destroy)(struct avi_sync *s);
-    /* The weight w of the impulse -w M^-1 grad V(x(t)) that every potential
-     * owes the velocities at an observation at t, and *h the common step
-     * (velocity_sync.c); NULL, or w = *h = 0, when the stored velocities
-     * are already those of t and need no correction. */
-    double (*owed_weight)(const avi_engine *e, double t, double *h);
+    /* The one clock of every potential, for the energy observable
+     * (velocity_sync.c): its next kick *t_next after *n kicks, step *h;
+     * NULL, or *h = 0, when the stored velocities are already those of any
+     * observation time and need no correction. */
+    void (*owed_clock)(const avi_engine *e, double *t_next, uint32_t *n, double *h);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 
@@ -172,7 +172,8 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
 typedef struct {
     avi_event *ev; /* the AVI's clocks */
     size_t nev, cap;
-    double sync_w, sync_h; /* a synchronous integrator's weight and step (0: no correction) */
+    double sync_t, sync_h; /* a synchronous integrator's clock (owed_clock; h = 0: none) */
+    uint32_t sync_n;
     int failed;
     double (*work)[3]; /* apply's scratch, 2 nv rows */
     size_t work_n;

@@ -56,9 +56,10 @@ typedef struct {
     int pass;
 } sweep;
 
-/* Pass 1 of potential i, w its owed weight, h its step (0: not ticked, or
- * no correction): the owed impulse, and its gradient into gsum and dx. */
-static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
+/* Pass 1 of potential i, w its owed weight, u its phase in its step (w / h,
+ * or -1/2 before its first kick), h its step (0: no correction): the owed
+ * impulse, and its gradient into gsum and acc. */
+static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
 {
     if (w == 0.0 && h == 0.0) return;
     const uint32_t *v;
@@ -66,7 +67,7 @@ static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
     double x[STENCIL_MAX][3], g[STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], s->xt[v[a]]);
     potential_gradient(s->m, kind, i, (const double (*)[3])x, g);
-    double u = h > 0.0 ? w / h : 0.0, c = 0.5 * (0.25 - u * u) * h * h;
+    double c = 0.5 * (0.25 - u * u) * h * h;
     for (int a = 0; a < n; a++)
         for (int k = 0; k < 3; k++) {
             if (w != 0.0) s->imp[v[a]][k] += w * g[a][k];
@@ -84,7 +85,7 @@ static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
 /* Pass 2 of potential i: hv = H_P v (v: the synchronized velocities at t)
  * by a central difference of grad V_P along v, its position step HV_STEP
  * times the stencil's size; then the velocity and cross terms. */
-static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
+static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
 {
     if (h == 0.0 || kind == AVI_KIND_GRAVITY) return; /* gravity: H = 0 */
     const uint32_t *v;
@@ -108,7 +109,7 @@ static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
         }
     potential_gradient(s->m, kind, i, (const double (*)[3])xp, gp);
     potential_gradient(s->m, kind, i, (const double (*)[3])xm, gm);
-    double u = w / h, kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
+    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
     for (int a = 0; a < n; a++) {
         double im = s->V[v[a]].inv_mass;
         for (int k = 0; k < 3; k++) {
@@ -119,23 +120,39 @@ static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double h)
     }
 }
 
-/* Runs one pass over every clock: a synchronous integrator's one weight for
+/* One potential's clock, next due at t_next after n kicks, step dt, seen
+ * at t: its owed weight, its phase u in [-1/2, 1/2] and the step that
+ * scales its amplitude terms (0: none). Before its first kick (n = 0, at
+ * t0) it owes nothing, and the initial state is an event-time state. */
+typedef struct {
+    double w, u, h;
+} share;
+static share clock_share(double t, double t_next, uint32_t n, double dt)
+{
+    share c = {avi_owed_weight(t, t_next, n, dt), -0.5, dt};
+    if (n > 0 && dt > 0.0) c.u = c.w / dt;
+    return c;
+}
+
+/* Runs one pass over every clock: a synchronous integrator's one clock for
  * every potential, or the AVI's queue (contact clocks excepted: their
  * share is avi_owed_take's). */
 static void sweep_clocks(sweep *s, const avi_owed *o, double t)
 {
-    void (*one)(sweep *, unsigned, uint32_t, double, double) = s->pass == 1 ? owe_one : hessian_one;
-    if (o->sync_w != 0.0 || o->sync_h > 0.0)
+    void (*one)(sweep *, unsigned, uint32_t, double, double, double) = s->pass == 1 ? owe_one : hessian_one;
+    if (o->sync_h > 0.0) {
+        share c = clock_share(t, o->sync_t, o->sync_n, o->sync_h);
         for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
             size_t np = avi_model_potential_count(s->m, (avi_kind)k);
-            for (size_t i = 0; i < np; i++) one(s, k, (uint32_t)i, o->sync_w, o->sync_h);
+            for (size_t i = 0; i < np; i++) one(s, k, (uint32_t)i, c.w, c.u, c.h);
         }
+    }
     for (size_t k = 0; k < o->nev; k++) {
         unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
         uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
         if (kind == AVI_KIND_CONTACT) continue;
-        double h = o->ev[k].n == 0 ? 0.0 : potential_step(s->m, kind, i);
-        one(s, kind, i, avi_owed_weight(t, o->ev[k].t, o->ev[k].n, potential_step(s->m, kind, i)), h);
+        share c = clock_share(t, o->ev[k].t, o->ev[k].n, potential_step(s->m, kind, i));
+        one(s, kind, i, c.w, c.u, c.h);
     }
 }
 
@@ -145,10 +162,11 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     memset(imp, 0, m->nv * sizeof *imp);
     o->nev = 0;
     o->failed = 0;
-    o->sync_w = o->sync_h = 0.0;
+    o->sync_t = o->sync_h = 0.0;
+    o->sync_n = 0;
     if (e->sync) {
         /* One clock for every potential (no contact: refused by sync). */
-        if (e->stepper->owed_weight) o->sync_w = e->stepper->owed_weight(e, t, &o->sync_h);
+        if (e->stepper->owed_clock) e->stepper->owed_clock(e, &o->sync_t, &o->sync_n, &o->sync_h);
         return 0;
     }
     size_t nq = avi_engine_queue_size(e);
