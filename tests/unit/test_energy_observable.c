@@ -166,7 +166,8 @@ START_TEST(test_graded_chain_converges)
 END_TEST
 
 /* At a common step the synchronous explicit update is the AVI's trajectory
- * (test_engine.c); its observable owes the same impulses. */
+ * (test_engine.c); its observable owes the same impulses and amplitude
+ * terms (its one clock, avi_stepper_ops.owed_clock). */
 START_TEST(test_sync_explicit_reports_the_same)
 {
     avi_time_step r = avi_default_time_step();
@@ -189,6 +190,7 @@ START_TEST(test_sync_explicit_reports_the_same)
         ck_assert_msg(fabs(oa.kinetic - os.kinetic) <= 1e-12 * oa.total, "t = %g: %.17g vs %.17g", t, oa.kinetic,
                       os.kinetic);
         ck_assert_double_eq_tol(oa.kinetic_midstep, os.kinetic_midstep, 1e-12 * oa.total);
+        ck_assert_double_eq_tol(oa.total, os.total, 1e-12 * oa.total);
         most = fmax(most, fabs(os.kinetic - os.kinetic_midstep) / os.total);
     }
     ck_assert_double_gt(most, 1e-3);
