@@ -8,7 +8,12 @@
  *   v(t) = v - w_P M^-1 grad V_P(x(t)),  w_P = t - t_P - dt_P / 2,
  * summed over every potential (avi_owed_weight). With one clock this is the
  * velocity-Verlet velocity at the event times and its linear interpolation
- * between them. The trajectory is untouched: only observers use it. */
+ * between them. Then each clock's amplitude terms (u_P = w_P / dt_P) lift
+ * that state onto the motion the leapfrog represents: the velocity by
+ * (u_P^2 dt_P^2 / 2) M^-1 H_P v, the potential energy by
+ * grad V . M^-1 (1/4 - u_P^2) dt_P^2 / 2 grad V_P and an odd dt_P^3 term,
+ * which makes the energy constant to fourth order on a harmonic mode. The
+ * trajectory is untouched: only observers use it. */
 #include "core/engine_internal.h"
 
 #include <math.h>

@@ -701,7 +701,7 @@ static const struct {
     {"bodies_too_close.yaml", "come closer than contact.inner_thickness = 0.0002 at t = 0: vertex 0 of 'upper' is 0.0001 from surface triangle 0", 0},
     {"too_many_checkpoints.yaml", "output.checkpoint_every: 1e-11 s gives about 1e+09 checkpoints", 9},
     {"too_many_events.yaml", "time_step.fixed: about 2e+300 events", 0},
-    {"output_too_large.yaml", "output.frame_every: the output would need about 2.22e+06 bytes", 0},
+    {"output_too_large.yaml", "output.frame_every: the output would need about 2.23e+06 bytes", 0},
     {"density_underflow.yaml", "materials.steel.density: the areal density density thickness is 3.5e-311", 0},
     {"thickness_overflow.yaml", "materials.steel.thickness: the bending modulus", 0},
     {"youngs_underflow.yaml", "materials.steel.youngs: the bending modulus", 0},
