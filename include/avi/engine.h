@@ -25,10 +25,14 @@ typedef struct avi_engine avi_engine;
 /* What observers read at a time T: the state x + (T - tau) v, before any
  * event at T. Energies in J, momenta in kg m/s.
  *
- * The kinetic energy (and so the total) uses velocities synchronized to T:
- * each potential's impulse owed since its last event is added to the
- * stored mid-step velocities (docs/energy_observable.md), which makes the
- * reported energy second-order accurate in the steps. The *_midstep fields
+ * The kinetic energy and the total are those of the motion the integrator
+ * represents at T (docs/energy_observable.md): each potential's impulse
+ * owed since its last event is added to the stored mid-step velocities,
+ * which are then scaled to that motion's amplitude (a Hessian-vector term
+ * per clock), and the total adds the potential energy that motion has
+ * beyond V at the stored positions, so total = kinetic + elastic + contact
+ * + external + O(h^2). On a harmonic mode the total is constant to fourth
+ * order in the step. The *_midstep fields
  * keep the mid-step estimate (positions at T with leapfrog velocities),
  * whose oscillation is first order. Momenta use the mid-step velocities:
  * those are the discretely conserved ones. */

@@ -15,10 +15,13 @@
  *                                 (attribute kinds) counts events per potential kind;
  *                                 friction_work (J) the energy friction impulses have
  *                                 removed since t = 0 (avi_observation.friction_work);
- *                                 kinetic_energy and total_energy use velocities
- *                                 synchronized to the row's time (avi_observation);
- *                                 kinetic_energy_midstep and total_energy_midstep the
- *                                 stored mid-step ones (docs/energy_observable.md).
+ *                                 kinetic_energy and total_energy are those of the
+ *                                 motion the integrator represents at the row's time
+ *                                 (avi_observation; total_energy also lifts the
+ *                                 potential energy to it, so it exceeds the sum of
+ *                                 the parts by O(h^2)); kinetic_energy_midstep and
+ *                                 total_energy_midstep use the stored mid-step
+ *                                 velocities (docs/energy_observable.md).
  *   /parameters                   scene, scene_resolved, scene_name, integrator,
  *                                 program_version, end_time, energy_every, frame_every,
  *                                 command_line (argv, shell-quoted; "" from a library

@@ -34,10 +34,11 @@ typedef struct {
     int (*save)(const struct avi_sync *s, avi_state_io *io);
     int (*load)(struct avi_sync *s, avi_state_io *io, avi_error *err);
     void (*destroy)(struct avi_sync *s);
-    /* The weight w of the impulse -w M^-1 grad V(x(t)) that every potential
-     * owes the velocities at an observation at t (velocity_sync.c); NULL or
-     * 0 when the stored velocities are already those of t. */
-    double (*owed_weight)(const avi_engine *e, double t);
+    /* The one clock of every potential, for the energy observable
+     * (velocity_sync.c): its next kick *t_next after *n kicks, step *h;
+     * NULL, or *h = 0, when the stored velocities are already those of any
+     * observation time and need no correction. */
+    void (*owed_clock)(const avi_engine *e, double *t_next, uint32_t *n, double *h);
     /* A stepper that resolves contact itself: the minimum distance at t
      * over the stencils within its reach (+inf when none). NULL: none. */
     void (*contact_distance)(const avi_engine *e, double t, double *min_distance);
@@ -164,11 +165,13 @@ static inline double avi_owed_weight(double t, double t_next, uint32_t n, double
 }
 
 /* Velocity corrections dv ([nv][3]) that synchronize the stored velocities
- * to an observation at t: v + dv is second-order accurate at t, from the
- * impulses every potential owes (elastic, gravity and contact, gradients at
- * the positions xt at t; damping is left out). Between advances. 0, or -1
- * when out of memory (dv then NaN). */
-int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3]);
+ * to an observation at t, from the impulses every potential owes (elastic,
+ * gravity and contact, gradients at the positions xt at t; damping is left
+ * out), then scale them to the amplitude of the motion the leapfrog
+ * represents (elastic and gravity clocks); *de: the potential energy that
+ * motion has at t beyond V(xt). docs/energy_observable.md. Between
+ * advances. 0, or -1 when out of memory (dv and *de then NaN). */
+int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3], double *de);
 
 /* The same in two halves, so that a snapshot pays for the gradients on the
  * output stream's thread: avi_owed_take (engine's thread) copies the clocks
@@ -179,14 +182,18 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
  * (V: the vertex records the clocks were taken with, for 1/m).
  * take returns 0, or -1 when out of memory (apply then gives NaN). */
 typedef struct {
-    avi_event *ev; /* the AVI's clocks */
+    avi_event *ev;  /* the AVI's clocks */
+    uint8_t *level; /* their refinement levels (core/refine.h), as ev */
     size_t nev, cap;
-    double sync_w; /* a synchronous integrator's weight */
+    double sync_t, sync_h; /* a synchronous integrator's clock (owed_clock; h = 0: none) */
+    uint32_t sync_n;
     int failed;
+    double (*work)[3]; /* apply's scratch, 2 nv rows */
+    size_t work_n;
 } avi_owed;
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3]);
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3]);
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3], double *de);
 void avi_owed_free(avi_owed *o);
 
 /* Drifts one vertex record to t: x += (t - tau) v, tau := t. */

@@ -164,11 +164,12 @@ static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[
 }
 
 /* Kinetic, elastic and external energies and momenta of the records V at t
- * (xt: scratch for their positions; dv: the velocity corrections to t,
- * avi_engine_owed_velocity, for the synchronized kinetic energy); contact
- * terms and counts are the caller's. */
-static void observe_records(const avi_model *m, const avi_vertex *V, const double (*dv)[3], double t, double (*xt)[3],
-                            avi_observation *o)
+ * (xt: scratch for their positions; dv and de: the velocity corrections to
+ * t and the potential energy beyond V(xt) of the represented motion,
+ * avi_engine_owed_velocity, for the synchronized kinetic and total
+ * energies); contact terms and counts are the caller's. */
+static void observe_records(const avi_model *m, const avi_vertex *V, const double (*dv)[3], double de, double t,
+                            double (*xt)[3], avi_observation *o)
 {
     positions_at(V, avi_model_record_count(m), t, xt);
     double ke = 0.0, ke_mid = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
@@ -201,7 +202,7 @@ static void observe_records(const avi_model *m, const avi_vertex *V, const doubl
     o->kinetic_midstep = ke_mid;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
     o->external = ext;
-    o->total = o->kinetic + o->elastic + o->contact + o->external;
+    o->total = o->kinetic + o->elastic + o->contact + o->external + de;
     o->total_midstep = o->kinetic_midstep + o->elastic + o->contact + o->external;
     v3_copy(o->linear_momentum, P);
     v3_copy(o->angular_momentum, L);
@@ -235,8 +236,9 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
         o->total = o->total_midstep = NAN;
     } else {
         positions_at(m->vert, avi_model_record_count(m), t, xt);
-        (void)avi_engine_owed_velocity(e, t, (const double (*)[3])xt, dv); /* NaN when out of memory */
-        observe_records(m, m->vert, (const double (*)[3])dv, t, xt, o);
+        double de;
+        (void)avi_engine_owed_velocity(e, t, (const double (*)[3])xt, dv, &de); /* NaN when out of memory */
+        observe_records(m, m->vert, (const double (*)[3])dv, de, t, xt, o);
     }
     free(xt);
     free(dv);
@@ -248,6 +250,7 @@ struct avi_snapshot {
     double (*xt)[3];    /* scratch: positions at the snapshot's time */
     double (*dv)[3];    /* the contact impulses owed, then the velocity corrections (avi_owed_take, _apply) */
     avi_owed owed;      /* the clocks at the snapshot's time */
+    double de;          /* the represented motion's potential energy beyond V(xt) */
     int applied;        /* dv holds the corrections (observed once already) */
     avi_observation engine_side;
 };
@@ -298,10 +301,10 @@ void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
     *o = s->engine_side;
     if (!s->applied) {
         positions_at(s->vert, avi_model_record_count(s->model), o->time, s->xt);
-        avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv);
+        avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);
         s->applied = 1;
     }
-    observe_records(s->model, s->vert, (const double (*)[3])s->dv, o->time, s->xt, o);
+    observe_records(s->model, s->vert, (const double (*)[3])s->dv, s->de, o->time, s->xt, o);
 }
 
 void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)

@@ -8,13 +8,21 @@
  *   v(t) = v - w_P M^-1 grad V_P(x(t)),  w_P = t - t_P - dt_P / 2,
  * summed over every potential (avi_owed_weight). With one clock this is the
  * velocity-Verlet velocity at the event times and its linear interpolation
- * between them. The trajectory is untouched: only observers use it. */
+ * between them. Then each clock's amplitude terms (u_P = w_P / dt_P) lift
+ * that state onto the motion the leapfrog represents: the velocity by
+ * (u_P^2 dt_P^2 / 2) M^-1 H_P v, the potential energy by
+ * grad V . M^-1 (1/4 - u_P^2) dt_P^2 / 2 grad V_P and an odd dt_P^3 term,
+ * which makes the energy constant to fourth order on a harmonic mode. The
+ * trajectory is untouched: only observers use it. */
 #include "core/engine_internal.h"
 #include "core/refine.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest stencil of an elastic or gravity kind (avi_model_stencil). */
+enum { STENCIL_MAX = AVI_MIDEDGE_SLOTS };
 
 /* The step of elastic or gravity potential i of a kind. */
 static double potential_step(const avi_model *m, unsigned kind, uint32_t i)
@@ -29,45 +37,141 @@ static double potential_step(const avi_model *m, unsigned kind, uint32_t i)
     }
 }
 
-/* imp += w grad V_i(xt) for elastic or gravity potential i of a kind. */
-static void add_owed(const avi_model *m, unsigned kind, uint32_t i, double w, const double (*xt)[3], double (*imp)[3])
+/* g = grad V_i(x) of elastic or gravity potential i of a kind, x its
+ * stencil's positions: the one per-kind gradient dispatch of this file (a
+ * new kind adds a case here, in potential_step and in avi_model_stencil). */
+static void potential_gradient(const avi_model *m, unsigned kind, uint32_t i, const double (*x)[3], double (*g)[3])
 {
-    if (w == 0.0) return;
-    const uint32_t *v;
-    int n = avi_model_stencil(m, (avi_kind)kind, i, &v);
-    double x[AVI_MIDEDGE_SLOTS][3], g[AVI_MIDEDGE_SLOTS][3];
-    for (int a = 0; a < n; a++) v3_copy(x[a], xt[v[a]]);
-    const double (*cx)[3] = (const double (*)[3])x;
     switch (kind) {
-    case AVI_KIND_SPRING: avi_spring_gradient(&m->springs[i], cx, g); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_gradient(&m->membranes[i], cx, g); break;
-    case AVI_KIND_HINGE: avi_hinge_gradient(&m->hinges[i], cx, g); break;
-    case AVI_KIND_TET: avi_tet_gradient(&m->tets[i], cx, g); break;
-    case AVI_KIND_MIDEDGE: avi_midedge_gradient(&m->midedges[i], cx, g); break;
-    default: avi_gravity_gradient(&m->gravity[i], cx, g); break;
+    case AVI_KIND_SPRING: avi_spring_gradient(&m->springs[i], x, g); break;
+    case AVI_KIND_MEMBRANE: avi_membrane_gradient(&m->membranes[i], x, g); break;
+    case AVI_KIND_HINGE: avi_hinge_gradient(&m->hinges[i], x, g); break;
+    case AVI_KIND_TET: avi_tet_gradient(&m->tets[i], x, g); break;
+    case AVI_KIND_MIDEDGE: avi_midedge_gradient(&m->midedges[i], x, g); break;
+    default: avi_gravity_gradient(&m->gravity[i], x, g); break;
     }
-    for (int a = 0; a < n; a++)
-        for (int c = 0; c < 3; c++) imp[v[a]][c] += w * g[a][c];
 }
 
-/* Clocks on refined steps (core/refine.h) owe their share now, with their
- * present step dt_0 / 2^level, and leave the list. */
-static void take_refined(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
+/* What one pass over the clocks reads and writes (avi_owed_apply). */
+typedef struct {
+    const avi_model *m;
+    const avi_vertex *V;
+    const double (*xt)[3];
+    double (*imp)[3];  /* pass 1: sums w_P grad V_P; pass 2: reads dv = -M^-1 of that */
+    double (*gsum)[3]; /* pass 1: sums grad V_P over the clocks that ticked */
+    double (*acc)[3];  /* pass 1: sums c_P grad V_P (M dx); pass 2: k_P H_P v (M dv') */
+    double cross;      /* pass 2: the odd h^3 energy term */
+    int pass;
+} sweep;
+
+/* Pass 1 of potential i, w its owed weight, u its phase in its step (w / h,
+ * or -1/2 before its first kick), h its step (0: no correction): the owed
+ * impulse, and its gradient into gsum and acc. */
+static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
 {
-    size_t keep = 0;
-    for (size_t k = 0; k < o->nev; k++) {
-        avi_event ev = o->ev[k];
-        int level = avi_refine_level(e->refine, ev.id);
-        if (level == 0) {
-            o->ev[keep++] = ev;
-            continue;
+    if (w == 0.0 && h == 0.0) return;
+    const uint32_t *v;
+    int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
+    double x[STENCIL_MAX][3], g[STENCIL_MAX][3];
+    for (int a = 0; a < n; a++) v3_copy(x[a], s->xt[v[a]]);
+    potential_gradient(s->m, kind, i, (const double (*)[3])x, g);
+    double c = 0.5 * (0.25 - u * u) * h * h;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k < 3; k++) {
+            if (w != 0.0) s->imp[v[a]][k] += w * g[a][k];
+            if (h > 0.0) {
+                s->gsum[v[a]][k] += g[a][k];
+                s->acc[v[a]][k] += c * g[a][k];
+            }
         }
-        unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
-        uint32_t i = ev.id & AVI_ID_INDEX_MASK;
-        double dt = ldexp(potential_step(e->model, kind, i), -level);
-        add_owed(e->model, kind, i, avi_owed_weight(t, ev.t, ev.n, dt), xt, imp);
+}
+
+/* Relative size of the finite-difference step: the cube root of the
+ * rounding unit balances truncation (step^2) against round-off. */
+#define HV_STEP 6e-6
+
+/* Pass 2 of potential i: hv = H_P v (v: the synchronized velocities at t)
+ * by a central difference of grad V_P along v, its position step HV_STEP
+ * times the stencil's size; then the velocity and cross terms. */
+static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
+{
+    if (h == 0.0 || kind == AVI_KIND_GRAVITY) return; /* gravity: H = 0 */
+    const uint32_t *v;
+    int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
+    double x[STENCIL_MAX][3], vs[STENCIL_MAX][3], xp[STENCIL_MAX][3], xm[STENCIL_MAX][3];
+    double gp[STENCIL_MAX][3], gm[STENCIL_MAX][3], size = 0.0, speed = 0.0;
+    for (int a = 0; a < n; a++) {
+        v3_copy(x[a], s->xt[v[a]]);
+        v3_add(vs[a], s->V[v[a]].v, s->imp[v[a]]);
+        if (v[a] >= s->m->nv) continue; /* an edge DOF or ghost: not a place, no size */
+        speed = fmax(speed, v3_norm(vs[a]));
+        double d[3];
+        v3_sub(d, x[a], x[0]);
+        size = fmax(size, v3_norm(d));
     }
-    o->nev = keep;
+    if (!(speed > 0.0 && size > 0.0)) return;
+    double eps = HV_STEP * size / speed;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k < 3; k++) {
+            xp[a][k] = x[a][k] + eps * vs[a][k];
+            xm[a][k] = x[a][k] - eps * vs[a][k];
+        }
+    potential_gradient(s->m, kind, i, (const double (*)[3])xp, gp);
+    potential_gradient(s->m, kind, i, (const double (*)[3])xm, gm);
+    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
+    for (int a = 0; a < n; a++) {
+        double im = s->V[v[a]].inv_mass;
+        for (int k = 0; k < 3; k++) {
+            double hv = (gp[a][k] - gm[a][k]) / (2.0 * eps);
+            s->acc[v[a]][k] += kv * hv;
+            s->cross += kc * im * s->gsum[v[a]][k] * hv;
+        }
+    }
+}
+
+/* One potential's clock, next due at t_next after n kicks, step dt, seen
+ * at t: its owed weight, its phase u in [-1/2, 1/2] and the step that
+ * scales its amplitude terms (0: none). Before its first kick (n = 0, at
+ * t0) it owes nothing, and the initial state is an event-time state. */
+typedef struct {
+    double w, u, h;
+} share;
+static share clock_share(double t, double t_next, uint32_t n, double dt)
+{
+    share c = {avi_owed_weight(t, t_next, n, dt), -0.5, dt};
+    if (n > 0 && dt > 0.0) c.u = c.w / dt;
+    return c;
+}
+
+/* Runs one pass over every clock: a synchronous integrator's one clock for
+ * every potential, or the AVI's queue (contact clocks excepted: their
+ * share is avi_owed_take's). */
+static void sweep_clocks(sweep *s, const avi_owed *o, double t)
+{
+    void (*one)(sweep *, unsigned, uint32_t, double, double, double) = s->pass == 1 ? owe_one : hessian_one;
+    if (o->sync_h > 0.0) {
+        share c = clock_share(t, o->sync_t, o->sync_n, o->sync_h);
+        for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+            size_t np = avi_model_potential_count(s->m, (avi_kind)k);
+            for (size_t i = 0; i < np; i++) one(s, k, (uint32_t)i, c.w, c.u, c.h);
+        }
+    }
+    for (size_t k = 0; k < o->nev; k++) {
+        unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
+        uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
+        if (kind == AVI_KIND_CONTACT) continue;
+        double dt = potential_step(s->m, kind, i);
+        if (o->level && o->level[k]) dt = ldexp(dt, -(int)o->level[k]); /* a refined clock */
+        share c = clock_share(t, o->ev[k].t, o->ev[k].n, dt);
+        one(s, kind, i, c.w, c.u, c.h);
+    }
+}
+
+/* Clocks on refined steps (core/refine.h) run at dt_0 / 2^level; the level
+ * lives on the engine's thread, so it is read here, into o->level. */
+static void take_levels(const avi_engine *e, avi_owed *o)
+{
+    for (size_t k = 0; k < o->nev; k++) o->level[k] = (uint8_t)avi_refine_level(e->refine, o->ev[k].id);
 }
 
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3])
@@ -76,17 +180,20 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     memset(imp, 0, avi_model_record_count(m) * sizeof *imp);
     o->nev = 0;
     o->failed = 0;
-    o->sync_w = 0.0;
+    o->sync_t = o->sync_h = 0.0;
+    o->sync_n = 0;
     if (e->sync) {
         /* One clock for every potential (no contact: refused by sync). */
-        if (e->stepper->owed_weight) o->sync_w = e->stepper->owed_weight(e, t);
+        if (e->stepper->owed_clock) e->stepper->owed_clock(e, &o->sync_t, &o->sync_n, &o->sync_h);
         return 0;
     }
     size_t nq = avi_engine_queue_size(e);
     if (nq > o->cap) {
         avi_event *ev = realloc(o->ev, nq * sizeof *ev);
-        if (!ev) return -(o->failed = 1);
-        o->ev = ev;
+        if (ev) o->ev = ev;
+        uint8_t *level = ev ? realloc(o->level, nq) : NULL;
+        if (!level) return -(o->failed = 1);
+        o->level = level;
         o->cap = nq;
     }
     if (nq && !(o->nev = avi_engine_queue_collect(e, o->ev))) return -(o->failed = 1);
@@ -94,47 +201,65 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     for (size_t k = 0; k < o->nev; k++)
         if (o->ev[k].id >> AVI_ID_KIND_SHIFT == AVI_KIND_CONTACT)
             m->contact_ops->owe(e->contact, o->ev[k].id & AVI_ID_INDEX_MASK, o->ev[k].t, o->ev[k].n, t, xt, imp);
-    if (e->refine) take_refined(e, t, xt, o, imp);
+    if (e->refine) take_levels(e, o);
+    else if (o->nev) memset(o->level, 0, o->nev);
     return 0;
 }
 
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, const avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3])
+void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
+                    double (*imp)[3], double *de)
 {
+    size_t nv = avi_model_record_count(m); /* vertices and edge DOF records (1/m = 1/I_e) */
+    *de = 0.0;
+    if (!o->failed && o->work_n < nv) {
+        double (*w)[3] = realloc(o->work, 2 * nv * sizeof *w);
+        if (w) {
+            o->work = w;
+            o->work_n = nv;
+        } else {
+            o->failed = 1;
+        }
+    }
     if (o->failed) {
-        for (size_t i = 0; i < avi_model_record_count(m); i++) imp[i][0] = imp[i][1] = imp[i][2] = NAN;
+        for (size_t i = 0; i < nv; i++) imp[i][0] = imp[i][1] = imp[i][2] = NAN;
+        *de = NAN;
         return;
     }
-    if (o->sync_w != 0.0)
-        for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
-            size_t np = avi_model_potential_count(m, (avi_kind)k);
-            for (size_t i = 0; i < np; i++) add_owed(m, k, (uint32_t)i, o->sync_w, xt, imp);
+    sweep s = {m, V, xt, imp, o->work, o->work + nv, 0.0, 1};
+    memset(o->work, 0, 2 * nv * sizeof *o->work);
+    sweep_clocks(&s, o, t);
+    /* imp holds sum w grad V: dv = -M^-1 imp; the represented motion's
+     * potential energy beyond V(xt) is grad V . M^-1 acc. */
+    double de_pos = 0.0;
+    for (size_t i = 0; i < nv; i++) {
+        double q = V[i].inv_mass;
+        for (int c = 0; c < 3; c++) {
+            imp[i][c] *= -q;
+            de_pos += q * s.gsum[i][c] * s.acc[i][c];
         }
-    for (size_t k = 0; k < o->nev; k++) {
-        unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
-        uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
-        if (kind == AVI_KIND_CONTACT) continue; /* taken on the engine's thread */
-        add_owed(m, kind, i, avi_owed_weight(t, o->ev[k].t, o->ev[k].n, potential_step(m, kind, i)), xt, imp);
     }
-    /* imp holds the impulses sum w grad V; the velocity change is -M^-1 of
-     * it (edge DOF records included: their inverse mass is 1/I_e). */
-    for (size_t i = 0; i < avi_model_record_count(m); i++) {
-        double s = -V[i].inv_mass;
-        for (int c = 0; c < 3; c++) imp[i][c] *= s;
-    }
+    /* Pass 2: H_P v at the synchronized velocities v = V.v + dv. */
+    memset(s.acc, 0, nv * sizeof *s.acc);
+    s.pass = 2;
+    sweep_clocks(&s, o, t);
+    for (size_t i = 0; i < nv; i++)
+        for (int c = 0; c < 3; c++) imp[i][c] += V[i].inv_mass * s.acc[i][c];
+    *de = de_pos + s.cross;
 }
 
 void avi_owed_free(avi_owed *o)
 {
     free(o->ev);
+    free(o->level);
+    free(o->work);
     memset(o, 0, sizeof *o);
 }
 
-int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3])
+int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3], double (*dv)[3], double *de)
 {
     avi_owed o = {0};
     int rc = avi_owed_take(e, t, xt, &o, dv);
-    avi_owed_apply(e->model, e->model->vert, &o, t, xt, dv);
+    avi_owed_apply(e->model, e->model->vert, &o, t, xt, dv, de);
     avi_owed_free(&o);
     return rc;
 }

@@ -27,9 +27,9 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
     return AVI_OK;
 }
 
-static double sync_owed_weight(const avi_engine *e, double t);
+static void sync_owed_clock(const avi_engine *e, double *t_next, uint32_t *n, double *h);
 static void sync_contact_distance(const avi_engine *e, double t, double *min_distance);
-static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_weight,
+static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_clock,
                                         sync_contact_distance};
 
 avi_sync_options avi_default_sync_options(void)
@@ -206,15 +206,15 @@ void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
 
 /* The explicit update (and dcr's, the same central differences with
  * contact jumps after the step) leaves mid-step velocities like the AVI
- * with one clock (avi_owed_weight with t_next = step h). The others end every step
+ * with one clock (t_next = step h). The others end every step
  * on the grid with the discrete momentum p_k, which the observers read
  * as it is: output times on the grid see the integrator's own state. */
-static double sync_owed_weight(const avi_engine *e, double t)
+static void sync_owed_clock(const avi_engine *e, double *t_next, uint32_t *n, double *h)
 {
     const struct avi_sync *s = e->sync;
-    if ((s->opt.type != AVI_INTEGRATOR_SYNC_EXPLICIT && s->opt.type != AVI_INTEGRATOR_DCR) || s->step == 0)
-        return 0.0;
-    return avi_owed_weight(t, (double)s->step * s->opt.h, (uint32_t)1, s->opt.h);
+    *t_next = (double)s->step * s->opt.h;
+    *n = (uint32_t)(s->step > UINT32_MAX ? UINT32_MAX : s->step);
+    *h = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT || s->opt.type == AVI_INTEGRATOR_DCR ? s->opt.h : 0.0;
 }
 
 int avi_sync_handles_contact(avi_integrator_type type)

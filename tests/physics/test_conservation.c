@@ -192,12 +192,13 @@ static void energy_run(avi_model *m, const char *what)
     printf("%s: %llu events, total energy band (max-min)/E0 = %.3e, fitted drift over the run / band = %.3f "
            "(/ E0 = %.2e)\n", what, (unsigned long long)events, band, drift, drift * band);
     fflush(stdout);
-    /* The observable with synchronized velocities (docs/energy_observable.md)
-     * has a band about 10x narrower than the mid-step estimate (4e-3 and
-     * 2.5e-3 of E0 here, against 4.7e-2 and 2.2e-2), so the drift is bounded
-     * in units of E0: 2e-3 where the mid-step band allowed 0.25 of 4-5e-2.
-     * On exact steps the shell's drift (8.6e-4 of E0, 0.3 of the new band)
-     * is now visible; the levelled runs drift 10-25x less. */
+    /* The represented motion's energy (docs/energy_observable.md) has a band
+     * 10-40x narrower than the mid-step estimate's (tet bar 1.1e-3 of E0,
+     * shell 4.1e-3, against 4.7e-2 and 2.2e-2; the velocity-Verlet energy
+     * had 4.1e-3 and 2.5e-3: the shell's slow O(h^2) excursion, energy moving
+     * between modes of different omega h, shows twice as much), so the
+     * drift is bounded in units of E0: 2e-3 where the mid-step band allowed
+     * 0.25 of 4-5e-2 (measured at most 7.3e-4). */
     ck_assert(band < 0.01);
     ck_assert(drift * band < 2e-3);
     free(k.t);
