@@ -20,7 +20,8 @@
  *                 decomposition contact response, Cirak and West 2005
  *                 (src/sync/dcr.c): after each step, stencils closer
  *                 than contact.thickness are projected apart and their
- *                 closing velocities reversed. sync-explicit and
+ *                 closing velocities reversed (with contact.friction,
+ *                 then slowed tangentially by Coulomb's law). sync-explicit and
  *                 sync-implicit resolve contact by the same stage; the
  *                 other synchronous ones refuse a scene with contact
  *                 alpha: sync-implicit only, in [0, 1], default 0.5

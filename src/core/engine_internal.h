@@ -40,8 +40,9 @@ typedef struct {
      * observation time and need no correction. */
     void (*owed_clock)(const avi_engine *e, double *t_next, uint32_t *n, double *h);
     /* A stepper that resolves contact itself: the minimum distance at t
-     * over the stencils within its reach (+inf when none). NULL: none. */
-    void (*contact_distance)(const avi_engine *e, double t, double *min_distance);
+     * over the stencils within its reach (+inf when none) and the energy
+     * its friction has removed. NULL: none. */
+    void (*contact_observe)(const avi_engine *e, double t, double *min_distance, double *friction_work);
 } avi_stepper_ops;
 struct avi_contact_manager; /* src/contact, or NULL without contact */
 

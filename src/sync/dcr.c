@@ -36,13 +36,18 @@
  *   dK = J v_n + J^2 S / 2 = (v_n^2 / S) ((1 + e)^2 / 2 - (1 + e)) = 0.
  * The projection changes positions without a matching force, so elastic
  * energy is not conserved: that is DCR's energy error, measured in
- * bench/README.md. Frictionless. The paper's Coulomb variant would add, in
- * jump() below, a tangential impulse along the sliding direction of the
- * relative velocity, bounded by mu |J| (stick when that suffices to stop
- * the tangential relative velocity), distributed with the same c_k / m_k.
+ * bench/README.md. With contact.friction = mu > 0 (Coulomb, as in Cirak
+ * and West 2005's frictional variant), each jump is followed by a
+ * tangential one against the stencil's tangential relative velocity u_t
+ * after the normal jump,
+ *   v_k -= P (c_k / m_k) u_t / |u_t|,  P = min(|u_t| / S, mu J),
+ * which stops the sliding when mu J suffices (stick) and never reverses
+ * it; it conserves linear momentum (sum_k c_k = 0) and removes kinetic
+ * energy P |u_t| - P^2 S / 2 >= 0, summed as friction_work. Angular
+ * momentum changes by w x P (the stencil's gap w, at most delta).
  *
- * Nothing here is saved in checkpoints: candidates are found anew each step
- * from the positions at its start. */
+ * Checkpoints hold friction_work (avi_dcr_friction_work); candidates are
+ * found anew each step from the positions at its start. */
 #include "contact/broad_phase.h"
 #include "contact/contact_manager.h"
 #include "contact/distance_edge_edge.h"
@@ -74,6 +79,8 @@ struct avi_dcr {
     uint32_t (*edges)[2];
     size_t nedges;
     double delta, cell;
+    double mu;            /* contact.friction */
+    double friction_work; /* kinetic energy friction jumps have removed */
     double (*x0)[3]; /* positions at the step's start */
     /* Candidates within DCR_LIST_REACH delta of each other at the positions
      * xb (a Verlet list, in canonical order: cmp_pair), kept
@@ -113,6 +120,7 @@ struct avi_dcr *avi_dcr_create(const avi_model *m)
     d->ntris = m->has_contact ? m->ncontact_tri : 0;
     if (!m->has_contact) d->npoints = d->nedges = 0;
     d->delta = m->contact.thickness;
+    d->mu = m->contact.friction;
     double len = 0.0;
     for (size_t k = 0; k < d->nedges; k++) {
         double e[3];
@@ -299,6 +307,25 @@ static double project_pass(struct avi_dcr *d, avi_vertex *V)
     return worst;
 }
 
+/* The Coulomb jump after a normal jump J of pair p (closest-point weights
+ * q.c, normal n, relative velocity vr and its normal part vn before the
+ * normal jump, which reversed vn and left the tangential part alone). */
+static void friction_jump(struct avi_dcr *d, avi_vertex *V, const dcr_pair *p, const avi_dist_pair *q,
+                          const double n[3], const double vr[3], double vn, double J, double S)
+{
+    double ut[3];
+    for (int c = 0; c < 3; c++) ut[c] = vr[c] - vn * n[c];
+    double speed = v3_norm(ut);
+    if (!(speed > 0.0)) return;
+    double P = fmin(speed / S, d->mu * J);
+    for (int a = 0; a < 4; a++) {
+        avi_vertex *r = &V[p->v[a]];
+        double s = P * q->c[a] * r->inv_mass / speed;
+        for (int c = 0; c < 3; c++) r->v[c] -= s * ut[c];
+    }
+    d->friction_work += P * speed - 0.5 * P * P * S;
+}
+
 /* One pass of velocity jumps over the projected stencils; returns how many
  * were closing. */
 static size_t jump_pass(struct avi_dcr *d, avi_vertex *V)
@@ -316,13 +343,14 @@ static size_t jump_pass(struct avi_dcr *d, avi_vertex *V)
         double vn = v3_dot(n, vr), S = inv_mass(V, p, &q);
         if (!(vn < 0.0) || !(S > 0.0)) continue;
         closing++;
-        /* Frictionless, e = 1. The Coulomb variant goes here (see the top). */
+        /* e = 1, then Coulomb friction (see the top). */
         double J = -2.0 * vn / S;
         for (int a = 0; a < 4; a++) {
             avi_vertex *r = &V[p->v[a]];
             double s = J * q.c[a] * r->inv_mass;
             for (int c = 0; c < 3; c++) r->v[c] += s * n[c];
         }
+        if (d->mu > 0.0) friction_jump(d, V, p, &q, n, vr, vn, J, S);
     }
     return closing;
 }
@@ -359,6 +387,8 @@ static int resolve(avi_engine *e, struct avi_sync *s, struct avi_dcr *d)
         if (!jump_pass(d, V)) break;
     return AVI_OK;
 }
+
+double *avi_dcr_friction_work(struct avi_dcr *d) { return &d->friction_work; }
 
 double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t)
 {

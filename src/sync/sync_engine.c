@@ -10,11 +10,13 @@
 static int sync_advance(avi_engine *e, double t_stop);
 static void sync_destroy(struct avi_sync *s);
 
-/* The checkpoint state: the step count ("sync_step"); the vertex records
- * are the engine's. */
+/* The checkpoint state: the step count ("sync_step") and, with the DCR
+ * contact stage, its friction work ("dcr_friction_work"); the vertex
+ * records are the engine's. */
 static int sync_save(const struct avi_sync *s, avi_state_io *io)
 {
-    return io->put(io, "sync_step", AVI_STATE_U64, 1, 1, &s->step);
+    if (io->put(io, "sync_step", AVI_STATE_U64, 1, 1, &s->step)) return -1;
+    return s->dcr ? io->put(io, "dcr_friction_work", AVI_STATE_F64, 1, 1, avi_dcr_friction_work(s->dcr)) : 0;
 }
 
 static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
@@ -24,13 +26,19 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
     if (step >= UINT64_C(1) << 63) /* counters are int64 in the output */
         return avi_error_set(err, AVI_ERR_INPUT, "sync_step = %llu is not below 2^63", (unsigned long long)step);
     s->step = step;
+    /* Absent in checkpoints from before DCR friction: none was done. */
+    if (s->dcr && io->count(io, "dcr_friction_work") == 1) {
+        double *w = avi_dcr_friction_work(s->dcr);
+        if (io->get(io, "dcr_friction_work", AVI_STATE_F64, 1, w) || !(*w >= 0.0) || !isfinite(*w))
+            return avi_error_set(err, AVI_ERR_INPUT, "dcr_friction_work is unreadable or not a finite work >= 0");
+    }
     return AVI_OK;
 }
 
 static void sync_owed_clock(const avi_engine *e, double *t_next, uint32_t *n, double *h);
-static void sync_contact_distance(const avi_engine *e, double t, double *min_distance);
+static void sync_contact_observe(const avi_engine *e, double t, double *min_distance, double *friction_work);
 static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_clock,
-                                        sync_contact_distance};
+                                        sync_contact_observe};
 
 avi_sync_options avi_default_sync_options(void)
 {
@@ -173,9 +181,11 @@ static void sync_destroy(struct avi_sync *s)
     free(s);
 }
 
-static void sync_contact_distance(const avi_engine *e, double t, double *min_distance)
+static void sync_contact_observe(const avi_engine *e, double t, double *min_distance, double *friction_work)
 {
-    if (e->sync->dcr) *min_distance = avi_dcr_min_distance(e->sync->dcr, e->model, t);
+    if (!e->sync->dcr) return;
+    *min_distance = avi_dcr_min_distance(e->sync->dcr, e->model, t);
+    *friction_work = *avi_dcr_friction_work(e->sync->dcr);
 }
 
 double avi_engine_sync_step(const avi_engine *e) { return e->sync ? e->sync->opt.h : 0.0; }

@@ -115,6 +115,9 @@ void avi_dcr_destroy(struct avi_dcr *d);
 /* The smallest distance at time t (positions x + (t - tau) v) over the
  * contact stencils closer than 2 contact.thickness; +inf when none. */
 double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t);
+/* The kinetic energy its friction jumps have removed (a checkpoint's
+ * "dcr_friction_work"). */
+double *avi_dcr_friction_work(struct avi_dcr *d);
 /* avi_sync_step followed by the contact stage: every vertex ends at
  * t_{k+1}, admissible, with the impact's velocity jumps applied. The
  * integrators dcr, and sync-explicit and sync-implicit on a model with

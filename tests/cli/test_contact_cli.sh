@@ -118,6 +118,15 @@ for integ in dcr sync-explicit; do
     checker_ok "sp-$integ" "$work/sp-$integ.h5"
   else echo "sphere-plate under $integ: run failed"; bad=$((bad + 1)); fi
 done
+# dcr with Coulomb friction (mu 0.3, an oblique impact): the same checks,
+# and friction did work.
+if "$AVI" run sphere-plate --set integrator.type=dcr --set contact.friction=0.3 --set 'bodies.sphere.velocity=[30,0,-100]' \
+     --set time.end=2e-4 --set output.frame_every=1e-5 -o "$work/sp-dcr-mu.h5" --quiet; then
+  impact "sp-dcr-mu" "$work/sp-dcr-mu.h5" 0.95 1e-12
+  checker_ok "sp-dcr-mu" "$work/sp-dcr-mu.h5"
+  "$PYTHON" -c "import h5py,sys; w=h5py.File(sys.argv[1])['/observables/friction_work/value'][-1]; print(f'  sp-dcr-mu: friction work {w:.4e} J'); sys.exit(0 if w > 0 else 1)" \
+    "$work/sp-dcr-mu.h5" || { echo "dcr with friction: no friction work"; bad=$((bad + 1)); }
+else echo "sphere-plate under dcr with friction: run failed"; bad=$((bad + 1)); fi
 SPC=(--set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8 --set bodies.sphere.translate=[0,0,0.1265]
      --set time.end=6e-5 --set output.frame_every=5e-6)
 "$AVI" run sphere-plate --set integrator.type=sync-implicit "${SPC[@]}" -o "$work/sp-midedge.h5" --quiet 2> "$work/err"

@@ -4,8 +4,10 @@
  * and M (the jump spreads over the triangle's vertices as a rigid
  * translation), and a particle hitting a pinned triangle's face obliquely
  * keeps its tangential velocity and reverses the normal one. Both at two
- * step sizes: the answers do not depend on h. Also: which integrators
- * accept contact. */
+ * step sizes: the answers do not depend on h. With Coulomb friction the
+ * oblique hit loses min(|u_t|, mu J / m) of its tangential velocity (J =
+ * 2 m |v_n|), the energy lost is the friction work, and a free pair keeps
+ * its momentum. Also: which integrators accept contact. */
 #include "check_main.h"
 #include "avi/avi.h"
 
@@ -24,12 +26,14 @@ typedef struct {
     double min_height;     /* of the particle above the triangle over the run */
     double p0[3], p1[3];   /* linear momentum at the start and the end */
     double k0, k1;         /* kinetic energy at the start and the end */
+    double friction_work;  /* at the end */
 } outcome;
 
 /* A particle of mass m starting 0.01 above the plane z = 0 at the centroid
  * + offset, velocity v0; the triangle's vertices of mass M / 3 each, or
  * pinned when M = 0. No elastic potential: h is given. */
-static outcome impact(double m, double M, const double offset[2], const double v0[3], double h, avi_integrator_type type)
+static outcome impact(double m, double M, const double offset[2], const double v0[3], double h, avi_integrator_type type,
+                      double mu)
 {
     avi_model *mod = avi_model_create();
     int tb = avi_model_add_body(mod, "triangle"), pb = avi_model_add_body(mod, "particle");
@@ -43,7 +47,7 @@ static outcome impact(double m, double M, const double offset[2], const double v
     uint32_t p = (uint32_t)avi_model_add_vertex(mod, pb, x0);
     ck_assert_int_eq(avi_model_add_mass(mod, p, m), 0);
     ck_assert_int_eq(avi_model_set_state(mod, p, x0, v0), 0);
-    avi_contact_settings cs = {ETA1, ETA_INF, 1e9, 0};
+    avi_contact_settings cs = {ETA1, ETA_INF, 1e9, 0, mu};
     ck_assert_int_eq(avi_model_set_contact(mod, &cs), 0);
     ck_assert_int_eq(avi_model_add_contact_triangles(mod, (const uint32_t (*)[3])tri, 1), 0);
     ck_assert_int_eq(avi_model_add_contact_point(mod, p), 0);
@@ -70,6 +74,7 @@ static outcome impact(double m, double M, const double offset[2], const double v
         double *pk = i ? r.p1 : r.p0;
         memcpy(pk, ob.linear_momentum, sizeof r.p0);
         *(i ? &r.k1 : &r.k0) = ob.kinetic;
+        r.friction_work = ob.friction_work;
     }
     memcpy(r.v, &v[3 * p], sizeof r.v);
     memcpy(r.vt, &v[0], sizeof r.vt);
@@ -87,7 +92,7 @@ START_TEST(test_dcr_elastic_collision)
     static const double hs[2] = {1e-5, 3.3e-6};
     const double off[2] = {0.0, 0.0}, v0[3] = {0.0, 0.0, -3.0};
     for (int i = 0; i < 2; i++) {
-        outcome r = impact(1.0, 2.0, off, v0, hs[i], AVI_INTEGRATOR_DCR);
+        outcome r = impact(1.0, 2.0, off, v0, hs[i], AVI_INTEGRATOR_DCR, 0.0);
         printf("dcr: particle on a free triangle, h = %g: v_z %.15f (exact 1), triangle %.15f (exact -2), "
                "min height %.6e, |dp| %.1e, dK/K %.1e\n",
                hs[i], r.v[2], r.vt[2], r.min_height, fabs(r.p1[2] - r.p0[2]), (r.k1 - r.k0) / r.k0);
@@ -110,12 +115,41 @@ START_TEST(test_dcr_oblique_on_pinned_face)
     const double off[2] = {0.01, -0.005}, v0[3] = {0.5, 0.25, -2.0};
     avi_integrator_type types[2] = {AVI_INTEGRATOR_DCR, AVI_INTEGRATOR_SYNC_EXPLICIT};
     for (int i = 0; i < 2; i++) {
-        outcome r = impact(1.0, 0.0, off, v0, hs[i], types[i]);
+        outcome r = impact(1.0, 0.0, off, v0, hs[i], types[i], 0.0);
         printf("dcr: oblique on a pinned face, h = %g: v (%.15f, %.15f, %.15f), min height %.6e\n", hs[i], r.v[0],
                r.v[1], r.v[2], r.min_height);
         ck_assert(rel(r.v[0], 0.5) < 1e-12 && rel(r.v[1], 0.25) < 1e-12 && rel(r.v[2], 2.0) < 1e-12);
         ck_assert(r.min_height > (1.0 - 2e-3) * ETA1);
     }
+}
+END_TEST
+
+START_TEST(test_dcr_coulomb_friction)
+{
+    /* The oblique hit of above, u_t = (0.5, 0.25), |u_t| = 0.559, J = 4:
+     * mu = 0.05 slides, losing mu J = 0.2 of |u_t|; mu = 1 sticks (u_t
+     * stops, never reverses). The kinetic energy lost is the friction
+     * work; v_n is reversed as without friction. */
+    const double off[2] = {0.01, -0.005}, v0[3] = {0.5, 0.25, -2.0}, mus[2] = {0.05, 1.0};
+    static const double hs[2] = {2e-5, 7e-6};
+    double ut = sqrt(0.5 * 0.5 + 0.25 * 0.25);
+    for (int i = 0; i < 2; i++) {
+        outcome r = impact(1.0, 0.0, off, v0, hs[i], AVI_INTEGRATOR_DCR, mus[i]);
+        double keep = fmax(ut - mus[i] * 4.0, 0.0) / ut;
+        printf("dcr: oblique on a pinned face, mu %g: v (%.15f, %.15f, %.15f), expected (%.15f, %.15f, 2), "
+               "friction work %.15f, kinetic energy lost %.15f\n",
+               mus[i], r.v[0], r.v[1], r.v[2], 0.5 * keep, 0.25 * keep, r.friction_work, r.k0 - r.k1);
+        ck_assert(fabs(r.v[0] - 0.5 * keep) < 1e-12 && fabs(r.v[1] - 0.25 * keep) < 1e-12);
+        ck_assert(rel(r.v[2], 2.0) < 1e-12);
+        ck_assert(r.friction_work > 0.0 && fabs(r.friction_work - (r.k0 - r.k1)) < 1e-12 * r.k0);
+    }
+    /* A free triangle hit off its centroid, obliquely, with friction:
+     * linear momentum is conserved to round-off. */
+    outcome f = impact(1.0, 2.0, off, v0, 1e-5, AVI_INTEGRATOR_DCR, 0.3);
+    double dp = 0.0;
+    for (int c = 0; c < 3; c++) dp = fmax(dp, fabs(f.p1[c] - f.p0[c]));
+    printf("dcr: free triangle with friction 0.3: |dp| %.1e, friction work %.6f\n", dp, f.friction_work);
+    ck_assert(f.friction_work > 0.0 && dp <= 1e-14 * 3.0);
 }
 END_TEST
 
@@ -129,7 +163,7 @@ START_TEST(test_dcr_which_integrators_take_contact)
             tri[0][k] = (uint32_t)avi_model_add_vertex(mod, b, corner[k]);
             avi_model_add_mass(mod, tri[0][k], 1.0);
         }
-        avi_contact_settings cs = {ETA1, ETA_INF, 1e9, 0};
+        avi_contact_settings cs = {ETA1, ETA_INF, 1e9, 0, 0.0};
         ck_assert_int_eq(avi_model_set_contact(mod, &cs), 0);
         ck_assert_int_eq(avi_model_add_contact_triangles(mod, (const uint32_t (*)[3])tri, 1), 0);
         avi_time_step rule = avi_default_time_step();
@@ -155,6 +189,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("dcr");
     tcase_add_test(tc, test_dcr_elastic_collision);
     tcase_add_test(tc, test_dcr_oblique_on_pinned_face);
+    tcase_add_test(tc, test_dcr_coulomb_friction);
     tcase_add_test(tc, test_dcr_which_integrators_take_contact);
     suite_add_tcase(s, tc);
     return s;
