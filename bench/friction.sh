@@ -24,7 +24,7 @@ o = h5py.File(path, "r")["/observables"]
 e, w = o["total_energy/value"][()], o["friction_work/value"][()]
 ev = o["events_by_kind/value"][-1]
 print(json.dumps({"bench": "friction", "run": name, "cpu_s": sum(float(c) for c in cpu.split()),
-    "events": int(o["events/value"][-1]), "events_contact": int(ev[5]),
+    "events": int(o["events/value"][-1]), "events_contact": int(ev[-1]),
     "max_abs_e_plus_w_minus_e0_rel": float(np.max(np.abs(e + w - e[0])) / abs(e[0])),
     "final_e_minus_e0_rel": float((e[-1] - e[0]) / e[0]), "friction_work_rel": float(w[-1] / e[0]),
     "min_contact_distance": float(np.min(o["min_contact_distance/value"][()])), "independent_check": pen.strip()}))
