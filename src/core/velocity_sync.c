@@ -24,22 +24,9 @@
 /* The largest stencil of an elastic or gravity kind (avi_model_stencil). */
 enum { STENCIL_MAX = AVI_MIDEDGE_SLOTS };
 
-/* The step of elastic or gravity potential i of a kind. */
-static double potential_step(const avi_model *m, unsigned kind, uint32_t i)
-{
-    switch (kind) {
-    case AVI_KIND_SPRING: return m->springs[i].dt;
-    case AVI_KIND_MEMBRANE: return m->membranes[i].dt;
-    case AVI_KIND_HINGE: return m->hinges[i].dt;
-    case AVI_KIND_TET: return m->tets[i].dt;
-    case AVI_KIND_MIDEDGE: return m->midedges[i].dt;
-    default: return m->gravity[i].dt;
-    }
-}
-
 /* g = grad V_i(x) of elastic or gravity potential i of a kind, x its
  * stencil's positions: the one per-kind gradient dispatch of this file (a
- * new kind adds a case here, in potential_step and in avi_model_stencil). */
+ * new kind adds a case here; its step and stencil come from the model). */
 static void potential_gradient(const avi_model *m, unsigned kind, uint32_t i, const double (*x)[3], double (*g)[3])
 {
     switch (kind) {
@@ -160,7 +147,7 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
         unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
         uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
         if (kind == AVI_KIND_CONTACT) continue;
-        double dt = potential_step(s->m, kind, i);
+        double dt = avi_model_time_step(s->m, kind, i);
         if (o->level && o->level[k]) dt = ldexp(dt, -(int)o->level[k]); /* a refined clock */
         share c = clock_share(t, o->ev[k].t, o->ev[k].n, dt);
         one(s, kind, i, c.w, c.u, c.h);
