@@ -29,14 +29,9 @@ avi_time_step avi_default_time_step(void)
 
 static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: return &m->springs[i].dt;
-    case AVI_KIND_MEMBRANE: return &m->membranes[i].dt;
-    case AVI_KIND_HINGE: return &m->hinges[i].dt;
-    case AVI_KIND_TET: return &m->tets[i].dt;
-    case AVI_KIND_GRAVITY: return &m->gravity[i].dt;
-    default: return NULL;
-    }
+#define DT_SLOT(K, type, array, ...) case K: return &m->array[i].dt;
+    switch (kind) { AVI_POTENTIAL_KINDS(DT_SLOT) default: return NULL; }
+#undef DT_SLOT
 }
 
 static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*x)[3], double *H)
@@ -248,7 +243,7 @@ static int add_gravity(avi_model *m)
     for (size_t i = 0; i < m->nv; i++) {
         if (m->vert[i].inv_mass == 0.0) continue;
         avi_gravity *g = &m->gravity[m->ngravity++];
-        g->v = (uint32_t)i;
+        g->v[0] = (uint32_t)i;
         v3_scale(g->mg, m->g, m->mass[i]);
         g->dt = 0.0;
     }
@@ -401,9 +396,9 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     }
     for (size_t i = 0; i < m->ngravity; i++) {
         double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
-        double body_dt = m->bodies[m->body_of[m->gravity[i].v]].fixed_dt;
+        double body_dt = m->bodies[m->body_of[m->gravity[i].v[0]]].fixed_dt;
         if (!(dt > 0.0)) dt = body_dt > 0.0 ? body_dt : rule->rule == AVI_DT_FIXED ? rule->fixed : 0.0;
-        if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v]) ? vertex_min[m->gravity[i].v] : smallest;
+        if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v[0]]) ? vertex_min[m->gravity[i].v[0]] : smallest;
         if (!(dt > 0.0) || !isfinite(dt)) {
             free(vertex_min);
             return avi_model_fail(m, AVI_ERR_INPUT,
