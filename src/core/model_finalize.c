@@ -1,6 +1,7 @@
 /* Finalizing a model: vertex checks, inverse masses, gravity potentials and
  * every potential's time step. */
 #include "core/model_internal.h"
+#include "core/damping.h"
 #include "core/time_step.h"
 
 #include <math.h>
@@ -34,15 +35,17 @@ static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
 #undef DT_SLOT
 }
 
+/* The potential's Hessian at x (core/damping.c has one for every kind with
+ * AVI_KIND_DAMPED; zero for the others). */
 static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*x)[3], double *H)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: avi_spring_hessian(&m->springs[i], x, (double (*)[6])H); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_hessian(&m->membranes[i], x, (double (*)[9])H); break;
-    case AVI_KIND_HINGE: avi_hinge_hessian(&m->hinges[i], x, (double (*)[12])H); break;
-    case AVI_KIND_TET: avi_tet_hessian(&m->tets[i], x, (double (*)[12])H); break;
-    default: memset(H, 0, 144 * sizeof(double)); break;
+    if (!(avi_kind_flags(kind) & AVI_KIND_DAMPED)) {
+        memset(H, 0, 144 * sizeof(double));
+        return;
     }
+    avi_elem el = {kind, 0, NULL, avi_kind_record(m, kind, i)};
+    el.n = avi_model_stencil(m, kind, i, &el.v);
+    avi_elem_hessian(&el, x, H);
 }
 
 /* omega^2 of a potential: the larger of the values at rest and in the initial
