@@ -53,13 +53,11 @@ void avi_model_destroy(avi_model *m)
     free(m->rest);
     free(m->mass);
     free(m->body_of);
-    free(m->springs);
-    free(m->membranes);
+#define FREE_RECORDS(K, type, array, ...) free(m->array);
+    AVI_POTENTIAL_KINDS(FREE_RECORDS)
+#undef FREE_RECORDS
     free(m->membrane_c);
-    free(m->hinges);
-    free(m->tets);
     free(m->tet_c);
-    free(m->gravity);
     free(m->contact_tri);
     free(m->contact_point);
     free(m->vertex_dt);
