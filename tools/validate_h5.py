@@ -15,7 +15,7 @@ import sys
 import h5py
 import numpy as np
 
-KINDS = ["spring", "membrane", "hinge", "tet", "gravity", "contact"]
+KINDS = ["spring", "membrane", "hinge", "tet", "midedge", "gravity", "contact"]
 
 # name: (width or None for value[T], integer?, unit)
 OBSERVABLES = {

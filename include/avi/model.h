@@ -106,6 +106,24 @@ int avi_model_add_hinge(avi_model *model, uint32_t a, uint32_t b, uint32_t c, ui
 int avi_model_add_triangle_mesh(avi_model *model, const uint32_t (*triangles)[3], size_t count,
                                 const avi_shell_material *material, int bending);
 
+/* Bending models of a shell surface. */
+typedef enum {
+    AVI_BENDING_NONE = 0,   /* membrane only */
+    AVI_BENDING_HINGE = 1,  /* discrete-shell hinges (Grinspun et al. 2003): mesh-dependent,
+                               does not converge to Kirchhoff-Love plates */
+    AVI_BENDING_MIDEDGE = 2 /* mid-edge-normal triangles with one rotation DOF per edge
+                               (Grinspun et al. 2006; Morley element when linearized) */
+} avi_bending;
+
+/* As avi_model_add_triangle_mesh with a chosen bending model. With
+ * AVI_BENDING_MIDEDGE each edge gets a rotation DOF, integrated with the
+ * fictitious inertia 1/4 rho h A_e l_e^2 (counted in the kinetic energy; not
+ * a vertex: not in vertex counts, output or momenta); when clamp_pinned is
+ * set, a boundary edge whose two vertices are already pinned also holds its
+ * slope (clamped), otherwise it rotates freely (simply supported or free). */
+int avi_model_add_shell_mesh(avi_model *model, const uint32_t (*triangles)[3], size_t count,
+                             const avi_shell_material *material, avi_bending bending, int clamp_pinned);
+
 /* A neo-Hookean tetrahedron; lumps rho V / 4 onto each vertex. The rest
  * volume must be positive (vertices ordered so that det[b-a, c-a, d-a] > 0). */
 int avi_model_add_tet(avi_model *model, uint32_t a, uint32_t b, uint32_t c, uint32_t d,

@@ -48,6 +48,16 @@
  *   materials     name -> {model, ...}; which keys each model takes:
  *                   shell, membrane: youngs > 0, poisson in [0, 0.5),
  *                                    density > 0, thickness > 0 (all required)
+ *                   shell also:      bending: midedge (default) | hinge.
+ *                                    midedge: mid-edge-normal triangles with
+ *                                    one rotation DOF per edge (Grinspun et
+ *                                    al. 2006), Koiter's bending energy, which
+ *                                    converges to Kirchhoff-Love plates on any
+ *                                    triangulation (docs/research/bending);
+ *                                    integrator avi only, no damping.
+ *                                    hinge: discrete-shell hinges (Grinspun et
+ *                                    al. 2003), kept for comparison: 1.6-2.3x
+ *                                    too stiff on plates, mesh-dependent
  *                   neo-hookean:     youngs, poisson, density (required)
  *                   spring:          stiffness > 0 (per edge) and density
  *                                    > 0, which for springs is the mass of
@@ -102,9 +112,13 @@
  *                   pinned: {box: [[min], [max]]} (rest positions, after
  *                         translate; a box that pins nothing is an error)
  *                         or {indices: [i, ...]} (body-local, no repeats)
- *                         or {boundary: true}: every vertex on an open edge
- *                         of the body's triangle surface (positions held,
- *                         rotation free: a simple support, not a clamp)
+ *                         or {boundary: clamped}: every vertex on an open edge
+ *                         of the body's triangle surface held, and with
+ *                         bending: midedge the slope across those edges too
+ *                         (with hinge there is no slope to hold: exit 2)
+ *                         or {boundary: simply-supported}: those vertices
+ *                         held, rotation free. `boundary: true` is refused
+ *                         (it read as a clamp and made a simple support)
  *                   time_step: dt or {fixed: dt}, dt > 0: a fixed step for
  *                         the body's potentials
  *   contact       stored for the contact manager; absent: disabled.
@@ -185,6 +199,7 @@ typedef struct {
     avi_material_model model;
     double youngs, poisson, density, thickness; /* 0 where the model takes none */
     double stiffness;                           /* spring */
+    int bending;                                /* avi_bending (avi/model.h); shell: midedge by default */
 } avi_scene_material;
 
 typedef enum {
@@ -255,6 +270,7 @@ typedef struct {
     double angular_velocity[3];
     double scale;
     avi_pin_kind pin;
+    int pin_clamped; /* AVI_PIN_BOUNDARY: 1 clamped, 0 simply supported */
     double pin_box[2][3];
     size_t pin_count;
     uint32_t *pin_indices;

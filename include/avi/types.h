@@ -19,8 +19,10 @@ typedef enum {
     AVI_KIND_MEMBRANE = 1,
     AVI_KIND_HINGE = 2,
     AVI_KIND_TET = 3,
-    AVI_KIND_GRAVITY = 4,
-    AVI_KIND_CONTACT = 5,
+    AVI_KIND_MIDEDGE = 4, /* mid-edge bending triangles (after the kinds before it,
+                             so their tie order is unchanged) */
+    AVI_KIND_GRAVITY = 5,
+    AVI_KIND_CONTACT = 6,
     AVI_KIND_COUNT
 } avi_kind;
 

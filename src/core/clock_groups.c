@@ -26,7 +26,7 @@ static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
 {
     size_t total = 0, largest = 0;
     for (uint32_t k = 0; k < g->ngroup; k++) {
-        size_t c = 4 * (size_t)g->group[k].count;
+        size_t c = AVI_STENCIL_MAX * (size_t)g->group[k].count; /* the widest stencil */
         total += c;
         if (c > largest) largest = c;
     }
@@ -64,7 +64,7 @@ static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
 static int build_conflicts(avi_clock_groups *g, const avi_model *m)
 {
     if (g->ngroup > AVI_GROUP_CONFLICT_MAX) return 0;
-    size_t nv = m->nv, words = (g->ngroup + 63) / 64;
+    size_t nv = avi_model_record_count(m), words = (g->ngroup + 63) / 64;
     uint32_t *start = calloc(nv + 1, sizeof *start);
     uint32_t *at = malloc((g->group[g->ngroup - 1].vfirst + g->group[g->ngroup - 1].vcount + 1) * sizeof *at);
     g->conflict = calloc((size_t)g->ngroup * words, sizeof *g->conflict);

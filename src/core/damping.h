@@ -46,6 +46,18 @@ static inline avi_elem avi_elem_get(const avi_model *m, size_t e)
     return r;
 }
 
+/* The first elastic kind with potentials in m that has no damping
+ * potential and Hessian here (no AVI_KIND_DAMPED), AVI_KIND_COUNT when
+ * none: damping and the synchronous integrators refuse such a model. */
+static inline avi_kind avi_model_undamped_kind(const avi_model *m)
+{
+#define AVI_UNDAMPED(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if (((flags) & (AVI_KIND_ELASTIC | AVI_KIND_DAMPED)) == AVI_KIND_ELASTIC && m->count) return K;
+    AVI_POTENTIAL_KINDS(AVI_UNDAMPED)
+#undef AVI_UNDAMPED
+    return AVI_KIND_COUNT;
+}
+
 /* Energy, gradient and Hessian of an elastic potential at x. */
 double avi_elem_energy(const avi_elem *el, const double x[][3]);
 void avi_elem_gradient(const avi_elem *el, const double x[][3], double g[][3]);

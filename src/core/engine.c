@@ -43,7 +43,7 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
 /* What an event may touch: vertex records and potential records. */
 static size_t working_set_bytes(const avi_model *m)
 {
-    size_t bytes = m->nv * sizeof *m->vert;
+    size_t bytes = avi_model_record_count(m) * sizeof *m->vert; /* with auxiliary records */
     for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
         if (avi_kind_flags(k) & AVI_KIND_ELASTIC) bytes += avi_model_potential_count(m, (avi_kind)k) * avi_kind_record_size(k);
     return bytes;

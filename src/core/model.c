@@ -10,7 +10,7 @@
 
 const char *avi_kind_name(avi_kind kind)
 {
-    static const char *names[AVI_KIND_COUNT] = {"spring", "membrane", "hinge", "tet", "gravity", "contact"};
+    static const char *names[AVI_KIND_COUNT] = {"spring", "membrane", "hinge", "tet", "midedge", "gravity", "contact"};
     return (unsigned)kind < AVI_KIND_COUNT ? names[kind] : "unknown";
 }
 
@@ -57,6 +57,7 @@ void avi_model_destroy(avi_model *m)
     AVI_POTENTIAL_KINDS(FREE_RECORDS)
 #undef FREE_RECORDS
     free(m->membrane_c);
+    free(m->aux);
     free(m->tet_c);
     free(m->contact_tri);
     free(m->contact_point);
@@ -306,15 +307,12 @@ static int edge_cmp(const void *pa, const void *pb)
     return a->tri < b->tri ? -1 : a->tri > b->tri;
 }
 
-int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t count,
-                                const avi_shell_material *mat, int bending)
+/* The 3 count edge records of a triangle list, sorted so that the copies of
+ * an edge are adjacent; NULL when out of memory. */
+static edge_rec *sorted_edges(const uint32_t (*tri)[3], size_t count)
 {
-    if (not_finalized(m)) return m->err.status;
-    for (size_t t = 0; t < count; t++)
-        if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return m->err.status;
-    if (!bending || count == 0) return 0;
     edge_rec *e = malloc(3 * count * sizeof *e);
-    if (!e) return oom(m);
+    if (!e) return NULL;
     for (size_t t = 0; t < count; t++)
         for (int k = 0; k < 3; k++) {
             uint32_t a = tri[t][k], b = tri[t][(k + 1) % 3];
@@ -325,38 +323,176 @@ int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t c
             r->local = (uint8_t)k;
         }
     qsort(e, 3 * count, sizeof *e, edge_cmp);
+    return e;
+}
+
+/* Checks the run e[i..j) of copies of one edge: at most two triangles, and
+ * two of them run it in opposite directions (a consistently oriented
+ * surface). */
+static int check_edge_run(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t i, size_t j)
+{
+    int body = m->body_of[e[i].lo];
+    size_t first = m->bodies[body].first_vertex;
+    if (j - i > 2)
+        return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': edge (%zu, %zu) is shared by %zu triangles (non-manifold)",
+                              m->bodies[body].name, (size_t)(e[i].lo - first), (size_t)(e[i].hi - first), j - i);
+    if (j - i == 2 && tri[e[i + 1].tri][e[i + 1].local] != tri[e[i].tri][(e[i].local + 1) % 3]) {
+        const uint32_t *t1 = tri[e[i].tri];
+        int k1 = e[i].local;
+        return avi_model_fail(m, AVI_ERR_INPUT,
+                              "body '%s': triangles %u and %u have opposite orientations across edge (%zu, %zu)",
+                              m->bodies[body].name, e[i].tri, e[i + 1].tri, (size_t)(t1[k1] - first),
+                              (size_t)(t1[(k1 + 1) % 3] - first));
+    }
+    return 0;
+}
+
+/* Calls f on every edge of the triangles (its one or two copies e[0..n),
+ * in edge order) after check_edge_run, until one fails. */
+typedef int (*edge_fn)(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *ctx);
+
+static int for_each_edge(avi_model *m, const uint32_t (*tri)[3], size_t count, edge_fn f, void *ctx)
+{
+    edge_rec *e = sorted_edges(tri, count);
+    if (!e) return oom(m);
     int rc = 0;
     for (size_t i = 0; i < 3 * count && rc == 0;) {
         size_t j = i + 1;
         while (j < 3 * count && e[j].lo == e[i].lo && e[j].hi == e[i].hi) j++;
-        if (j - i > 2) {
-            int body = m->body_of[e[i].lo];
-            size_t first = m->bodies[body].first_vertex;
-            rc = avi_model_fail(m, AVI_ERR_INPUT,
-                                "body '%s': edge (%zu, %zu) is shared by %zu triangles (non-manifold)",
-                                m->bodies[body].name, (size_t)(e[i].lo - first), (size_t)(e[i].hi - first), j - i);
-        } else if (j - i == 2) {
-            /* Triangle 1 runs a -> b; its wing is the third vertex. The other
-             * triangle must run b -> a for a consistently oriented surface. */
-            const uint32_t *t1 = tri[e[i].tri], *t2 = tri[e[i + 1].tri];
-            int k1 = e[i].local, k2 = e[i + 1].local;
-            uint32_t a = t1[k1], b = t1[(k1 + 1) % 3], c = t1[(k1 + 2) % 3];
-            uint32_t d = t2[(k2 + 2) % 3];
-            if (t2[k2] != b) {
-                int body = m->body_of[a];
-                size_t first = m->bodies[body].first_vertex;
-                rc = avi_model_fail(m, AVI_ERR_INPUT,
-                                    "body '%s': triangles %u and %u have opposite orientations across edge (%zu, %zu)",
-                                    m->bodies[body].name, e[i].tri, e[i + 1].tri, (size_t)(a - first),
-                                    (size_t)(b - first));
-            } else {
-                rc = avi_model_add_hinge(m, a, b, c, d, mat);
-            }
-        }
+        rc = check_edge_run(m, tri, e, i, j);
+        if (rc == 0) rc = f(m, tri, e + i, j - i, ctx);
         i = j;
     }
     free(e);
     return rc;
+}
+
+/* An interior edge's hinge: triangle 1 runs a -> b, its wing is the third vertex. */
+static int hinge_edge(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *mat)
+{
+    if (n != 2) return 0;
+    const uint32_t *t1 = tri[e[0].tri], *t2 = tri[e[1].tri];
+    int k1 = e[0].local, k2 = e[1].local;
+    return avi_model_add_hinge(m, t1[k1], t1[(k1 + 1) % 3], t1[(k1 + 2) % 3], t2[(k2 + 2) % 3], mat);
+}
+
+/* A new auxiliary record (see model_internal.h); its index or -1. */
+static int64_t add_aux(avi_model *m, const double x[3], double inv_mass)
+{
+    if (grow((void **)&m->aux, &m->cap_aux, m->naux + 1, sizeof *m->aux)) return (oom(m), -1);
+    avi_vertex *r = &m->aux[m->naux];
+    memset(r, 0, sizeof *r);
+    v3_copy(r->x, x);
+    r->inv_mass = inv_mass;
+    return (int64_t)m->naux++;
+}
+
+/* Fills the edge slots of the mid-edge triangles T at one edge e[0..n):
+ * an interior edge gets the across vertex and one DOF record shared by its
+ * two triangles, inertia I_e = beta rho h A_e l_e^2 (A_e a third of each
+ * adjacent rest area, beta = 1/4: docs/research/bending/README.md 3.1,
+ * mass scaling whose effect on a mode vanishes as (k l)^2); a boundary edge
+ * is clamped (a pinned ghost record at the flat continuation of its rest
+ * triangle, no DOF) when clamp_pinned is set and both its ends are pinned,
+ * free otherwise (a DOF). */
+typedef struct {
+    const avi_shell_material *mat;
+    int clamp_pinned;
+    avi_midedge *T;
+} midedge_ctx;
+
+static int midedge_edge(avi_model *m, const uint32_t (*tri)[3], const edge_rec *e, size_t n, void *ctx)
+{
+    const midedge_ctx *c = ctx;
+    double d[3], ae = 0.0;
+    v3_sub(d, m->rest[e[0].hi], m->rest[e[0].lo]);
+    for (size_t r = 0; r < n; r++) {
+        double a[3], b[3], nn[3];
+        const uint32_t *t = tri[e[r].tri];
+        v3_sub(a, m->rest[t[1]], m->rest[t[0]]);
+        v3_sub(b, m->rest[t[2]], m->rest[t[0]]);
+        v3_cross(nn, a, b);
+        ae += v3_norm(nn) / 6.0;
+    }
+    int clamped = n == 1 && c->clamp_pinned && m->vert[e[0].lo].inv_mass == 0.0 && m->vert[e[0].hi].inv_mass == 0.0;
+    double zero[3] = {0, 0, 0};
+    int64_t dof = clamped ? 0 : add_aux(m, zero, 1.0 / (0.25 * c->mat->density * c->mat->thickness * ae * v3_dot(d, d)));
+    if (dof < 0) return m->err.status;
+    for (size_t r = 0; r < n; r++) {
+        avi_midedge *p = &c->T[e[r].tri];
+        const uint32_t *t = tri[e[r].tri];
+        int k = (e[r].local + 2) % 3; /* the edge (t[local], t[local + 1]) is opposite vertex local + 2 */
+        uint32_t a = t[(k + 1) % 3], b = t[(k + 2) % 3];
+        p->mode[k] = n == 2 ? AVI_MIDEDGE_INTERIOR : clamped ? AVI_MIDEDGE_CLAMPED : AVI_MIDEDGE_FREE;
+        p->sign[k] = (int8_t)(clamped ? 0 : a < b ? 1 : -1);
+        p->v[6 + k] = clamped ? t[k] : (uint32_t)dof;
+        if (n == 2) {
+            const edge_rec *o = &e[1 - r];
+            p->v[3 + k] = tri[o->tri][(o->local + 2) % 3];
+        } else if (clamped) {
+            double g[3];
+            for (int q = 0; q < 3; q++) g[q] = m->rest[a][q] + m->rest[b][q] - m->rest[t[k]][q];
+            int64_t ghost = add_aux(m, g, 0.0);
+            if (ghost < 0) return m->err.status;
+            p->v[3 + k] = (uint32_t)ghost;
+        } else {
+            p->v[3 + k] = t[k];
+        }
+    }
+    return 0;
+}
+
+/* Rest positions of a mid-edge stencil whose auxiliary slots still hold
+ * aux indices. */
+static void midedge_rest(const avi_model *m, const avi_midedge *p, double X[AVI_MIDEDGE_SLOTS][3])
+{
+    for (int s = 0; s < AVI_MIDEDGE_SLOTS; s++) {
+        int i = s % 3;
+        int aux = (s >= 6 && p->sign[i]) || (s >= 3 && s < 6 && p->mode[i] == AVI_MIDEDGE_CLAMPED);
+        v3_copy(X[s], aux ? m->aux[p->v[s]].x : m->rest[p->v[s]]);
+    }
+}
+
+static int add_midedges(avi_model *m, const uint32_t (*tri)[3], size_t count, const avi_shell_material *mat,
+                        int clamp_pinned)
+{
+    if (m->aux_placed) return avi_model_fail(m, AVI_ERR_INPUT, "mid-edge bending added after a finalize attempt");
+    if (grow((void **)&m->midedges, &m->cap_midedge, m->nmidedge + count, sizeof *m->midedges)) return oom(m);
+    avi_midedge *T = &m->midedges[m->nmidedge];
+    memset(T, 0, count * sizeof *T);
+    for (size_t t = 0; t < count; t++)
+        for (int k = 0; k < 3; k++) T[t].v[k] = tri[t][k];
+    midedge_ctx ctx = {mat, clamp_pinned, T};
+    if (for_each_edge(m, tri, count, midedge_edge, &ctx)) return m->err.status;
+    for (size_t t = 0; t < count; t++) {
+        double X[AVI_MIDEDGE_SLOTS][3];
+        midedge_rest(m, &T[t], X);
+        if (avi_midedge_init(&T[t], (const double (*)[3])X, mat) != 0) {
+            char label[256];
+            element_label(m, label, sizeof label, "bending triangle", t, T[t].v, 3);
+            return avi_model_fail(m, AVI_ERR_INPUT, "%s or a neighbour across its edges is degenerate", label);
+        }
+        T[t].dt = 0.0;
+    }
+    m->nmidedge += count;
+    return 0;
+}
+
+int avi_model_add_shell_mesh(avi_model *m, const uint32_t (*tri)[3], size_t count, const avi_shell_material *mat,
+                             avi_bending bending, int clamp_pinned)
+{
+    if (not_finalized(m)) return m->err.status;
+    for (size_t t = 0; t < count; t++)
+        if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return m->err.status;
+    if (bending == AVI_BENDING_NONE || count == 0) return 0;
+    if (bending == AVI_BENDING_HINGE) return for_each_edge(m, tri, count, hinge_edge, (void *)mat);
+    return add_midedges(m, tri, count, mat, clamp_pinned);
+}
+
+int avi_model_add_triangle_mesh(avi_model *m, const uint32_t (*tri)[3], size_t count,
+                                const avi_shell_material *mat, int bending)
+{
+    return avi_model_add_shell_mesh(m, tri, count, mat, bending ? AVI_BENDING_HINGE : AVI_BENDING_NONE, 0);
 }
 
 int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t d, const avi_solid_material *mat)

@@ -55,8 +55,24 @@ static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*
  * (Irons 1970), the largest frequency of the assembled kind is bounded by the
  * largest stencil frequency; full vertex masses would overestimate the stable
  * step by about the square root of the vertex valence. */
+static double midedge_omega2(const avi_model *m, size_t i, const uint32_t *valence)
+{
+    const avi_midedge *p = &m->midedges[i];
+    double X[AVI_MIDEDGE_SLOTS][3], x[AVI_MIDEDGE_SLOTS][3], im[AVI_MIDEDGE_SLOTS];
+    for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++) {
+        uint32_t r = p->v[a];
+        v3_copy(X[a], r < m->nv ? m->rest[r] : m->vert[r].x);
+        v3_copy(x[a], m->vert[r].x);
+        im[a] = m->vert[r].inv_mass * valence[r];
+    }
+    double w_rest = avi_midedge_omega2(p, (const double (*)[3])X, im);
+    double w_init = avi_midedge_omega2(p, (const double (*)[3])x, im);
+    return w_rest > w_init ? w_rest : w_init;
+}
+
 static double omega2(const avi_model *m, avi_kind kind, size_t i, const uint32_t *valence)
 {
+    if (kind == AVI_KIND_MIDEDGE) return midedge_omega2(m, i, valence);
     const uint32_t *v;
     int n = avi_model_stencil(m, kind, i, &v);
     double X[4][3], x[4][3], im[4], H[144];
@@ -236,6 +252,47 @@ static int finalize_vertices(avi_model *m)
     return 0;
 }
 
+/* Appends the auxiliary records after the mesh vertices and points the
+ * mid-edge stencils' auxiliary slots at them (once: a failed finalize may
+ * be retried). */
+static int place_aux(avi_model *m)
+{
+    if (m->aux_placed || m->naux == 0) return 0;
+    size_t n = m->nv + m->naux;
+    if (n > UINT32_MAX) return avi_model_fail(m, AVI_ERR_INPUT, "too many vertices and edge DOFs (%zu)", n);
+    avi_vertex *v = aligned_alloc(64, ((n * sizeof *v + 63) / 64) * 64);
+    if (!v) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
+    if (m->nv) memcpy(v, m->vert, m->nv * sizeof *v);
+    memcpy(v + m->nv, m->aux, m->naux * sizeof *v);
+    /* An edge DOF whose triangles have every vertex pinned has nothing to
+     * drive it from rest: pinned too, so that a pinned shell (pinned: box)
+     * schedules no bending event, as with hinges. */
+    for (size_t i = 0; i < m->naux; i++)
+        if (v[m->nv + i].inv_mass != 0.0) v[m->nv + i].inv_mass = -v[m->nv + i].inv_mass; /* undecided */
+    for (size_t i = 0; i < m->nmidedge; i++) {
+        const avi_midedge *p = &m->midedges[i];
+        int driven = 0;
+        for (int a = 0; a < 6; a++)
+            driven |= !(a >= 3 && p->mode[a - 3] == AVI_MIDEDGE_CLAMPED) && m->vert[p->v[a]].inv_mass != 0.0;
+        for (int k = 0; k < 3 && driven; k++)
+            if (p->sign[k]) v[m->nv + p->v[6 + k]].inv_mass = fabs(v[m->nv + p->v[6 + k]].inv_mass);
+    }
+    for (size_t i = 0; i < m->naux; i++)
+        if (v[m->nv + i].inv_mass < 0.0) v[m->nv + i].inv_mass = 0.0;
+    free(m->vert);
+    m->vert = v;
+    m->cap_v = n;
+    for (size_t i = 0; i < m->nmidedge; i++) {
+        avi_midedge *p = &m->midedges[i];
+        for (int k = 0; k < 3; k++) {
+            if (p->sign[k]) p->v[6 + k] += (uint32_t)m->nv;
+            if (p->mode[k] == AVI_MIDEDGE_CLAMPED) p->v[3 + k] += (uint32_t)m->nv;
+        }
+    }
+    m->aux_placed = 1;
+    return 0;
+}
+
 static int add_gravity(avi_model *m)
 {
     if (!m->has_gravity) return 0;
@@ -292,23 +349,24 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     if (m->finalized) return avi_model_fail(m, AVI_ERR_INPUT, "model already finalized");
     avi_time_step def = avi_default_time_step();
     if (!rule) rule = &def;
-    if (check_rule(m, rule) || finalize_vertices(m) || add_gravity(m)) return m->err.status;
+    if (check_rule(m, rule) || finalize_vertices(m) || place_aux(m) || add_gravity(m)) return m->err.status;
 
     /* Elastic potentials first; gravity follows the vertices' elastic steps. */
     double largest = 0.0;
     int unresolved = 0;
-    double *vertex_min = malloc((m->nv ? m->nv : 1) * sizeof *vertex_min);
+    size_t nrec = avi_model_record_count(m); /* stencils reach the auxiliary records */
+    double *vertex_min = malloc((nrec ? nrec : 1) * sizeof *vertex_min);
     if (!vertex_min) return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
-    uint32_t *valence = malloc((m->nv ? m->nv : 1) * sizeof *valence);
+    uint32_t *valence = malloc((nrec ? nrec : 1) * sizeof *valence);
     if (!valence) {
         free(vertex_min);
         return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
     }
-    for (size_t i = 0; i < m->nv; i++) vertex_min[i] = INFINITY;
+    for (size_t i = 0; i < nrec; i++) vertex_min[i] = INFINITY;
     for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
         avi_kind kind = (avi_kind)k;
         size_t n = avi_model_potential_count(m, kind);
-        memset(valence, 0, m->nv * sizeof *valence);
+        memset(valence, 0, nrec * sizeof *valence);
         for (size_t i = 0; i < n; i++) {
             const uint32_t *v;
             int nsv = avi_model_stencil(m, kind, i, &v);

@@ -58,8 +58,20 @@ struct avi_model {
     size_t ntet, cap_tet;
     avi_tet *tets;
     double *tet_c;      /* wave speed per tet, for cfl */
+    size_t nmidedge, cap_midedge;
+    avi_midedge *midedges; /* slots that name auxiliary records hold their
+                              index into aux until finalizing adds nv */
     size_t ngravity;
     avi_gravity *gravity;
+
+    /* Auxiliary records (mid-edge bending): edge rotation DOFs (x[0] = phi,
+     * v[0] its rate, inv_mass = 1 / I_e) and clamped edges' frozen ghost
+     * points (pinned). Finalizing appends them to vert after the nv mesh
+     * vertices; everything that means mesh vertices (output, momenta,
+     * contact, pins, gravity) reads the first nv records only. */
+    size_t naux, cap_aux;
+    avi_vertex *aux;
+    int aux_placed;
 
     double g[3];
     int has_gravity;
@@ -172,6 +184,9 @@ static inline int avi_model_potential_pinned(const avi_model *m, avi_kind kind, 
         if (m->vert[v[a]].inv_mass != 0.0) return 0;
     return n > 0;
 }
+
+/* Mesh vertices and auxiliary records: the length of vert once finalized. */
+static inline size_t avi_model_record_count(const avi_model *m) { return m->nv + m->naux; }
 
 /* Sets the model's error (printf-style) and returns `status`. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)

@@ -146,12 +146,13 @@ static void describe_largest_energy(const avi_model *m, const double (*xt)[3], c
 void avi_engine_describe_largest_energy(const avi_engine *e, double t, char *buf, size_t len)
 {
     const avi_model *m = e->model;
-    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    size_t nrec = avi_model_record_count(m);
+    double (*xt)[3] = malloc((nrec ? nrec : 1) * sizeof *xt);
     if (!xt) {
         snprintf(buf, len, "(out of memory)");
         return;
     }
-    avi_engine_state_at(e, t, &xt[0][0], NULL);
+    records_state(m->vert, nrec, t, &xt[0][0], NULL);
     describe_largest_energy(m, (const double (*)[3])xt, buf, len);
     free(xt);
 }
@@ -166,7 +167,7 @@ static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[
  * caller's. */
 static void observe_records(const avi_model *m, const avi_vertex *V, double t, double (*xt)[3], avi_observation *o)
 {
-    positions_at(V, m->nv, t, xt);
+    positions_at(V, avi_model_record_count(m), t, xt);
     double ke = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
         const avi_vertex *p = &V[i];
@@ -178,6 +179,10 @@ static void observe_records(const avi_model *m, const avi_vertex *V, double t, d
         v3_cross(r, xt[i], mv);
         v3_add(L, L, r);
     }
+    /* Edge rotation DOFs: their fictitious kinetic energy 1/2 I_e phi_dot^2
+     * (model.h, avi_model_add_shell_mesh); no momentum. */
+    for (size_t i = m->nv; i < avi_model_record_count(m); i++)
+        if (V[i].inv_mass != 0.0) ke += 0.5 * V[i].v[0] * V[i].v[0] / V[i].inv_mass;
     double ext = external_energy(m, (const double (*)[3])xt);
     o->kinetic = ke;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
@@ -206,7 +211,8 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
 {
     const avi_model *m = e->model;
     observe_engine_side(e, t, o);
-    double (*xt)[3] = malloc((m->nv ? m->nv : 1) * sizeof *xt);
+    size_t nrec = avi_model_record_count(m);
+    double (*xt)[3] = malloc((nrec ? nrec : 1) * sizeof *xt);
     if (!xt) {
         o->total = NAN;
         return;
@@ -226,7 +232,7 @@ avi_snapshot *avi_snapshot_create(const avi_model *m)
 {
     avi_snapshot *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    size_t n = m->nv ? m->nv : 1;
+    size_t n = avi_model_record_count(m) ? avi_model_record_count(m) : 1;
     s->model = m;
     s->vert = aligned_alloc(64, ((n * sizeof *s->vert + 63) / 64) * 64);
     s->xt = malloc(n * sizeof *s->xt);
@@ -248,7 +254,7 @@ void avi_snapshot_destroy(avi_snapshot *s)
 void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
 {
     observe_engine_side(e, t, &s->engine_side);
-    memcpy(s->vert, e->model->vert, e->model->nv * sizeof *s->vert);
+    memcpy(s->vert, e->model->vert, avi_model_record_count(e->model) * sizeof *s->vert);
 }
 
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
@@ -267,6 +273,6 @@ void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)
 
 void avi_snapshot_describe_largest_energy(avi_snapshot *s, char *buf, size_t len)
 {
-    positions_at(s->vert, s->model->nv, s->engine_side.time, s->xt);
+    positions_at(s->vert, avi_model_record_count(s->model), s->engine_side.time, s->xt);
     describe_largest_energy(s->model, (const double (*)[3])s->xt, buf, len);
 }

@@ -140,7 +140,7 @@ static void step_powers(avi_kind kind, double p[4])
 {
     p[0] = kind == AVI_KIND_SPRING ? 0.0 : 1.0;
     p[1] = -1.0;
-    p[2] = kind == AVI_KIND_HINGE ? 2.0 : 0.0;
+    p[2] = kind == AVI_KIND_HINGE || kind == AVI_KIND_MIDEDGE ? 2.0 : 0.0; /* bending */
     p[3] = kind == AVI_KIND_SPRING ? 1.0 : 0.0;
 }
 

@@ -317,6 +317,12 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
         }
 
     uint32_t first;
+    if (b->pin == AVI_PIN_BOUNDARY && b->pin_clamped && !(mat->model == AVI_MATERIAL_SHELL && mat->bending == AVI_BENDING_MIDEDGE)) {
+        rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary",
+                  "clamped needs material '%s' to be model: shell with bending: midedge (%s has no slope to hold); "
+                  "use boundary: simply-supported", mat->name, mat->model == AVI_MATERIAL_SHELL ? "a hinge" : "a membrane");
+        goto done;
+    }
     if (b->pin == AVI_PIN_BOUNDARY) {
         boundary = open_edge_vertices(&mesh);
         if (!boundary) {
@@ -342,8 +348,9 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
         }
         for (size_t t = 0; t < mesh.triangle_count; t++)
             for (int k = 0; k < 3; k++) global[t][k] = first + mesh.triangles[t][k];
-        if (avi_model_add_triangle_mesh(c->m, (const uint32_t (*)[3])global, mesh.triangle_count, &sm,
-                                        mat->model == AVI_MATERIAL_SHELL)) {
+        avi_bending bend = mat->model == AVI_MATERIAL_SHELL ? (avi_bending)mat->bending : AVI_BENDING_NONE;
+        if (avi_model_add_shell_mesh(c->m, (const uint32_t (*)[3])global, mesh.triangle_count, &sm, bend,
+                                     b->pin == AVI_PIN_BOUNDARY && b->pin_clamped)) {
             rc = model_fail(c);
             goto done;
         }

@@ -36,11 +36,11 @@ static void step_key(const avi_scene *s, const avi_body_potentials *ranges, avi_
     else if (b >= 0 && s->bodies[b].time_step > 0.0) snprintf(key, len, "bodies.%d.time_step", b);
     else if (s->time_step.rule == AVI_DT_FIXED) snprintf(key, len, "time_step.fixed");
     else if (b >= 0 && s->bodies[b].material >= 0) {
-        /* A stable step: 1 / dt^2 goes as youngs / density (hinges: times
+        /* A stable step: 1 / dt^2 goes as youngs / density (bending: times
          * thickness^2; springs: stiffness / mass). */
         const double hinge[4] = {1, -1, 2, 0}, spring[4] = {0, -1, 0, 1}, other[4] = {1, -1, 0, 0};
         avi_material_key(&s->materials[s->bodies[b].material],
-                         kind == AVI_KIND_HINGE ? hinge : kind == AVI_KIND_SPRING ? spring : other, key, len);
+                         kind == AVI_KIND_HINGE || kind == AVI_KIND_MIDEDGE ? hinge : kind == AVI_KIND_SPRING ? spring : other, key, len);
     } else {
         snprintf(key, len, "time_step");
     }

@@ -3,6 +3,7 @@
 #include "io/scene_tree.h"
 #include "io/regular_file.h"
 #include "io/sha256.h"
+#include "avi/model.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -321,7 +322,7 @@ static const struct {
     {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
     {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
     {"materials", "*"},
-    {"materials.*", "model youngs poisson density thickness stiffness"},
+    {"materials.*", "model youngs poisson density thickness stiffness bending"},
     {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
     {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed reorder"},
     {"bodies.#.particles.#", "x v mass pinned constraint"},
@@ -675,6 +676,8 @@ const char *avi_integrator_name(avi_integrator_type type)
 }
 
 static const char *const material_names[] = {"shell", "membrane", "neo-hookean", "spring"};
+/* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
+static const char *const bending_names[] = {"none", "hinge", "midedge"};
 static const char *const generator_names[] = {"icosphere", "disk", "rect", "tet_box"};
 static const char *const rule_names[] = {"stability", "cfl", "fixed"};
 
@@ -802,9 +805,10 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
         if (choice(c, v, base, "model", 1, material_names, 4, "material model", &model)) return AVI_ERR_INPUT;
         mat->model = (avi_material_model)model;
         /* Which keys each model takes; the rest are errors, not ignored. */
-        const char *takes = model == AVI_MATERIAL_SPRING      ? "model stiffness density"
+        const char *takes = model == AVI_MATERIAL_SPRING        ? "model stiffness density"
                             : model == AVI_MATERIAL_NEO_HOOKEAN ? "model youngs poisson density"
-                                                                : "model youngs poisson density thickness";
+                            : model == AVI_MATERIAL_MEMBRANE    ? "model youngs poisson density thickness"
+                                                                : "model youngs poisson density thickness bending";
         for (size_t k = 0; k < v->n; k++)
             if (!in_list(takes, v->keys[k]->str)) {
                 char path[PATH_MAX_LEN];
@@ -825,6 +829,12 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
         if (num(c, v, base, "density", 1, R_POS, &mat->density)) return AVI_ERR_INPUT;
         if (model != AVI_MATERIAL_NEO_HOOKEAN && num(c, v, base, "thickness", 1, R_POS, &mat->thickness))
             return AVI_ERR_INPUT;
+        if (model == AVI_MATERIAL_SHELL) {
+            int bend = 0; /* "midedge" or "hinge": "none" is model membrane */
+            mat->bending = AVI_BENDING_MIDEDGE;
+            if (choice(c, v, base, "bending", 0, bending_names + 1, 2, "bending model", &bend)) return AVI_ERR_INPUT;
+            if (map_get(v, "bending")) mat->bending = bend + 1;
+        }
     }
     return 0;
 }
@@ -1124,12 +1134,16 @@ static int load_pinned(vctx *c, const ynode *body, const char *base, avi_scene_b
         return vfail(c, idx && box ? idx : bnd, path, "pin by box, by indices or the boundary, only one");
     }
     if (!box && !idx && !bnd)
-        return vfail(c, m, pbase, "expected {box: [[min], [max]]}, {indices: [...]} or {boundary: true}");
+        return vfail(c, m, pbase,
+                     "expected {box: [[min], [max]]}, {indices: [...]} or {boundary: clamped | simply-supported}");
     if (bnd) {
-        int on = 0;
-        if (boolean(c, m, pbase, "boundary", &on)) return AVI_ERR_INPUT;
+        static const char *const support[] = {"simply-supported", "clamped"};
         join(path, pbase, "boundary");
-        if (!on) return vfail(c, bnd, path, "only `boundary: true` is meaningful (leave `pinned` out instead)");
+        /* `true` once read as a clamp and made a simple support: no silent meaning survives. */
+        if (bnd->kind == YN_SCALAR && (strcmp(bnd->str, "true") == 0 || strcmp(bnd->str, "false") == 0))
+            return vfail(c, bnd, path, "`boundary: %s` is no longer accepted: write boundary: clamped (positions and "
+                         "slope held) or boundary: simply-supported (positions held, rotation free)", bnd->str);
+        if (choice(c, m, pbase, "boundary", 1, support, 2, "boundary support", &b->pin_clamped)) return AVI_ERR_INPUT;
         if (b->mesh.source == AVI_MESH_NONE) return vfail(c, bnd, path, "a particle body has no boundary");
         b->pin = AVI_PIN_BOUNDARY;
         return 0;
@@ -1779,7 +1793,7 @@ static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
         sb_vec(b, body->pin_box[1]);
         sb_printf(b, "]}\n");
     } else if (body->pin == AVI_PIN_BOUNDARY) {
-        sb_printf(b, "    pinned: {boundary: true}\n");
+        sb_printf(b, "    pinned: {boundary: %s}\n", body->pin_clamped ? "clamped" : "simply-supported");
     } else if (body->pin == AVI_PIN_INDICES) {
         sb_printf(b, "    pinned: {indices: [");
         for (size_t i = 0; i < body->pin_count; i++) sb_printf(b, "%s%u", i ? ", " : "", body->pin_indices[i]);
@@ -1850,6 +1864,7 @@ char *avi_scene_emit(const avi_scene *s)
                 sb_printf(&b, ", thickness: ");
                 sb_num(&b, m->thickness);
             }
+            if (m->model == AVI_MATERIAL_SHELL) sb_printf(&b, ", bending: %s", bending_names[m->bending]);
         }
         sb_printf(&b, "}\n");
     }

@@ -249,7 +249,7 @@ static int write_modules(hid_t f, const avi_engine *e)
 static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *info)
 {
     const avi_model *m = e->model;
-    size_t nv = m->nv, nq = avi_engine_queue_size(e);
+    size_t nv = avi_model_record_count(m), nq = avi_engine_queue_size(e); /* with edge DOFs */
     int rc = put_attr_text(f, "format", FORMAT_NAME);
     int version = FORMAT_VERSION;
     hid_t a_space = H5Screate(H5S_SCALAR);
@@ -473,12 +473,13 @@ static int restore_vertices(hid_t f, const char *path, avi_engine *e, double *bu
     avi_model *m = e->model;
     for (int field = 0; field < 3; field++) {
         size_t w = field == 2 ? 1 : 3;
-        if (get(f, names[field], H5T_NATIVE_DOUBLE, m->nv * w, buf)) return missing(path, names[field], err);
-        for (size_t i = 0; i < m->nv * w; i++)
+        size_t nv = avi_model_record_count(m); /* with edge DOFs */
+        if (get(f, names[field], H5T_NATIVE_DOUBLE, nv * w, buf)) return missing(path, names[field], err);
+        for (size_t i = 0; i < nv * w; i++)
             if (!isfinite(buf[i]) || (field == 2 && buf[i] > e->time))
                 return implausible(err, path, "%s of vertex %zu is %g%s", names[field], i / w, buf[i],
                                    field == 2 && isfinite(buf[i]) ? ", after the checkpoint time" : "");
-        for (size_t i = 0; i < m->nv; i++)
+        for (size_t i = 0; i < nv; i++)
             for (size_t c = 0; c < w; c++) {
                 if (field == 0) m->vert[i].x[c] = buf[i * w + c];
                 else if (field == 1) m->vert[i].v[c] = buf[i * w + c];
@@ -567,7 +568,7 @@ static int restore_modules(hid_t f, const char *path, avi_engine *e, avi_error *
 
 static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *err)
 {
-    size_t nv = e->model->nv;
+    size_t nv = avi_model_record_count(e->model);
     uint64_t sizes[2];
     if (get(f, "sizes", H5T_NATIVE_UINT64, 2, sizes)) return missing(path, "sizes", err);
     if (sizes[0] != nv || sizes[1] != AVI_KIND_COUNT)

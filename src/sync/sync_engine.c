@@ -89,6 +89,15 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
      * through each other without a word. */
     if (m->has_contact)
         return fail(err, AVI_ERR_INPUT, "synchronous integrators do not handle contact; the model has contact enabled");
+    /* They assemble vertex states and Hessians (core/damping.c); a kind
+     * without them there (mid-edge bending, with its edge DOFs) is refused. */
+    avi_kind undamped = avi_model_undamped_kind(m);
+    if (undamped != AVI_KIND_COUNT) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "synchronous integrators do not handle %s potentials yet; use integrator.type avi%s",
+                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? " or bending: hinge" : "");
+        return fail(err, AVI_ERR_INPUT, msg);
+    }
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -161,6 +170,14 @@ int avi_engine_set_damping(avi_engine *e, double kd)
     if (!(kd >= 0.0) || !isfinite(kd)) {
         e->err.status = AVI_ERR_INPUT;
         snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
+        return AVI_ERR_INPUT;
+    }
+    avi_kind undamped = avi_model_undamped_kind(e->model);
+    if (kd > 0.0 && undamped != AVI_KIND_COUNT) {
+        e->err.status = AVI_ERR_INPUT;
+        snprintf(e->err.message, sizeof e->err.message,
+                 "damping is not implemented for %s potentials (it needs the element's Hessian)%s",
+                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? "; use bending: hinge" : "");
         return AVI_ERR_INPUT;
     }
     e->damping = kd;

@@ -9,7 +9,7 @@ fail() { echo "$1"; bad=$((bad + 1)); }
 # stderr to a file: a banner, then a progress line per second.
 "$AVI" run sphere-plate --set time.end=2.5e-3 -o "$work/a.h5" --progress-every 1 2>"$work/log"; rc=$?
 [ "$rc" -eq 0 ] || fail "logged run: exit $rc: $(cat "$work/log")"
-for want in "scene sphere-plate" "integrator avi" "1459 vertices" "sphere (642)" "membrane" "hinge" "rows" "frames" "about"; do
+for want in "scene sphere-plate" "integrator avi" "1459 vertices" "sphere (642)" "membrane" "midedge" "rows" "frames" "about"; do
   grep -q "$want" "$work/log" || fail "banner lacks '$want'"
 done
 lines=$(grep -c "%.*events/s" "$work/log")

@@ -25,11 +25,13 @@ static void grade_x(avi_mesh *mesh, double L, double ratio, int cells)
 }
 
 /* How a model is set up: time-step levels per octave (0: exact steps, -1:
- * the default rule's), safety (0: the default) and pre-stretch (0: 1.05). */
+ * the default rule's), safety (0: the default), pre-stretch (0: 1.05) and,
+ * for the shell, its bending model (0: hinge). */
 typedef struct {
     int levels;
     double safety;
     double stretch;
+    avi_bending bending;
 } graded_setup;
 
 /* Initial state: pre-stretch about the centroid, a rigid spin about an
@@ -93,7 +95,8 @@ static avi_model *graded_shell_with(graded_setup g)
     avi_model *m = avi_model_create();
     int b = avi_model_add_body(m, "sheet");
     for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    int rc = avi_model_add_triangle_mesh(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count, &steel, 1);
+    int rc = avi_model_add_shell_mesh(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count, &steel,
+                                      g.bending ? g.bending : AVI_BENDING_HINGE, 0);
     m = finish_graded(m, &mesh, 10.0, g, rc);
     avi_mesh_free(&mesh);
     return m;

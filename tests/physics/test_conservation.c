@@ -13,7 +13,7 @@
 
 static avi_model *graded_tet_bar_levels(int levels)
 {
-    avi_model *m = graded_tet_bar_with((graded_setup){levels, 0.0, 0.0});
+    avi_model *m = graded_tet_bar_with((graded_setup){levels, 0.0, 0.0, AVI_BENDING_HINGE});
     ck_assert_ptr_nonnull(m);
     return m;
 }
@@ -22,12 +22,20 @@ static avi_model *graded_tet_bar(void) { return graded_tet_bar_levels(-1); }
 
 static avi_model *graded_shell_levels(int levels)
 {
-    avi_model *m = graded_shell_with((graded_setup){levels, 0.0, 0.0});
+    avi_model *m = graded_shell_with((graded_setup){levels, 0.0, 0.0, AVI_BENDING_HINGE});
     ck_assert_ptr_nonnull(m);
     return m;
 }
 
 static avi_model *graded_shell(void) { return graded_shell_levels(-1); }
+
+/* The same strip with bending: midedge (edge rotation DOFs). */
+static avi_model *graded_midedge_shell(void)
+{
+    avi_model *m = graded_shell_with((graded_setup){-1, 0.0, 1.01, AVI_BENDING_MIDEDGE});
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
 
 /* Spread of all elastic time steps (max / min over every kind). */
 static double dt_spread(const avi_model *m)
@@ -152,16 +160,15 @@ START_TEST(test_momentum_tet_bar)
 }
 END_TEST
 
-START_TEST(test_momentum_shell)
+static void momentum_shell(avi_model *m)
 {
-    avi_model *m = graded_shell();
     double spread = dt_spread(m);
     uint64_t events = avi_test_quick() ? 100000 : 1000000;
     tracker k = run_tracked(m, events, 200);
-    printf("shell: %zu membranes + %zu hinges, dt spread %.1fx, %llu events: linear momentum rel. error %.2e, "
-           "angular %.2e\n",
-           avi_model_potential_count(m, AVI_KIND_MEMBRANE), avi_model_potential_count(m, AVI_KIND_HINGE), spread,
-           (unsigned long long)events, k.p_err, k.l_err);
+    printf("shell: %zu membranes + %zu hinges + %zu midedge, dt spread %.1fx, %llu events: linear momentum rel. "
+           "error %.2e, angular %.2e\n",
+           avi_model_potential_count(m, AVI_KIND_MEMBRANE), avi_model_potential_count(m, AVI_KIND_HINGE),
+           avi_model_potential_count(m, AVI_KIND_MIDEDGE), spread, (unsigned long long)events, k.p_err, k.l_err);
     ck_assert(spread >= 10.0);
     ck_assert(k.p_err <= 1e-12);
     ck_assert(k.l_err <= 1e-12);
@@ -169,6 +176,11 @@ START_TEST(test_momentum_shell)
     free(k.e);
     avi_model_destroy(m);
 }
+
+START_TEST(test_momentum_shell) { momentum_shell(graded_shell()); }
+END_TEST
+
+START_TEST(test_momentum_midedge_shell) { momentum_shell(graded_midedge_shell()); }
 END_TEST
 
 static void energy_run(avi_model *m, const char *what)
@@ -197,6 +209,14 @@ START_TEST(test_energy_bounded_shell)
 {
     avi_model *m = graded_shell();
     energy_run(m, "shell");
+    avi_model_destroy(m);
+}
+END_TEST
+
+START_TEST(test_energy_bounded_midedge_shell)
+{
+    avi_model *m = graded_midedge_shell();
+    energy_run(m, "shell, bending: midedge");
     avi_model_destroy(m);
 }
 END_TEST
@@ -236,6 +256,8 @@ static Suite *conservation_suite(void)
     tcase_add_test(tc, test_momentum_shell);
     tcase_add_test(tc, test_energy_bounded_tet_bar);
     tcase_add_test(tc, test_energy_bounded_shell);
+    tcase_add_test(tc, test_momentum_midedge_shell);
+    tcase_add_test(tc, test_energy_bounded_midedge_shell);
     tcase_add_test(tc, test_exact_steps_tet_bar);
     tcase_add_test(tc, test_exact_steps_shell);
     suite_add_tcase(s, tc);

@@ -675,11 +675,11 @@ START_TEST(test_info_summary)
     avi_error err;
     ck_assert_int_eq(avi_h5_info(path, out, &err), 0);
     fclose(out);
-    /* Row 10: events_total = 10 * 21; total energy 10.01 vs E0 = 10, so the
+    /* Row 10: events_total = 10 * 28 (7 kinds, 10 k each); total energy 10.01 vs E0 = 10, so the
      * drift is 1e-3; |L| grows from 5 to 10; p is constant; momentum errors
      * are relative to the frame-0 scales sum m|v| and sum m|x||v| (larger
      * than |p0|, |L0| here); the smallest contact distance is 1/10. */
-    const char *want[] = {"two-bodies", "avi", "complete", "210", "sheet (4 vertices, 2 triangles)",
+    const char *want[] = {"two-bodies", "avi", "complete", "280", "sheet (4 vertices, 2 triangles)",
                           "block (5 vertices, 6 triangles, 2 tetrahedra)", "1.000e-03",
                           "p: max |p-p0| / 4.474e+02 kg m s-1 = 0.000e+00",
                           "L: max |L-L0| / 2.368e+04 kg m2 s-1 = 2.112e-04", "1.000000e-01 m", "11 rows, 3 frames", "tet 40"};

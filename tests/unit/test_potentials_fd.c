@@ -1,13 +1,18 @@
 /* Springs, neo-Hookean tetrahedra and gravity: gradients against finite
  * differences of the energy, Hessians against finite differences of the
- * gradient, at random non-degenerate configurations. */
+ * gradient, at random non-degenerate configurations. Mid-edge bending
+ * triangles: gradient (vertex and edge-DOF slots) against finite differences
+ * on curved rest shapes, zero energy and gradient at rest, invariance under
+ * rigid rotations. */
 #include "check_main.h"
 #include "fd.h"
 #include "potentials/gravity.h"
+#include "potentials/midedge.h"
 #include "potentials/spring.h"
 #include "potentials/tet_neohookean.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static uint64_t seed = 12345;
 static double urand(void) /* uniform in [0, 1) */
@@ -178,6 +183,128 @@ START_TEST(test_gravity_gradient)
 }
 END_TEST
 
+
+/* A mid-edge stencil: a curved (random-height) rest triangle with its three
+ * across vertices, each edge interior, free or clamped (mode), DOF slots
+ * at phi = 0 where the edge has a DOF. Slots that copy slot i hold x_i. */
+static void midedge_rest(avi_midedge *p, double X[9][3], const int mode[3])
+{
+    const double base[6][2] = {{0, 0}, {1, 0}, {0.3, 0.9}, {1.0, 1.0}, {-0.6, 0.6}, {0.5, -0.8}};
+    double P[6][3];
+    for (int a = 0; a < 6; a++) {
+        P[a][0] = base[a][0] + 0.1 * srand1();
+        P[a][1] = base[a][1] + 0.1 * srand1();
+        P[a][2] = 0.3 * srand1();
+    }
+    memset(p, 0, sizeof *p);
+    memset(X, 0, 9 * sizeof X[0]);
+    for (int i = 0; i < 3; i++) {
+        v3_copy(X[i], P[i]);
+        p->v[i] = (uint32_t)i;
+        p->mode[i] = (uint8_t)mode[i];
+        p->sign[i] = (int8_t)(mode[i] == AVI_MIDEDGE_CLAMPED ? 0 : (i % 2 ? -1 : 1));
+    }
+    for (int i = 0; i < 3; i++) {
+        if (mode[i] == AVI_MIDEDGE_INTERIOR) v3_copy(X[3 + i], P[3 + i]);
+        else if (mode[i] == AVI_MIDEDGE_CLAMPED) /* the ghost: flat continuation */
+            for (int c = 0; c < 3; c++) X[3 + i][c] = P[(i + 1) % 3][c] + P[(i + 2) % 3][c] - P[i][c];
+        else v3_copy(X[3 + i], P[i]);
+        if (!p->sign[i]) v3_copy(X[6 + i], P[i]);
+    }
+    avi_shell_material mat = {2e11, 0.3, 7850, 0.005};
+    ck_assert_int_eq(avi_midedge_init(p, (const double (*)[3])X, &mat), 0);
+}
+
+static double midedge_e(const void *p, const double *x) { return avi_midedge_energy(p, (const double (*)[3])x); }
+static void midedge_g(const void *p, const double *x, double *g)
+{ avi_midedge_gradient(p, (const double (*)[3])x, (double (*)[3])g); }
+
+START_TEST(test_midedge_gradient)
+{
+    double worst = 0.0;
+    for (int trial = 0; trial < 300; trial++) {
+        int mode[3];
+        for (int i = 0; i < 3; i++) mode[i] = trial < 100 ? AVI_MIDEDGE_INTERIOR : (int)(3.0 * urand());
+        avi_midedge p;
+        double X[9][3], x[9][3];
+        midedge_rest(&p, X, mode);
+        memcpy(x, X, sizeof x);
+        for (int a = 0; a < 6; a++)
+            for (int c = 0; c < 3; c++) x[a][c] += 0.1 * srand1();
+        for (int i = 0; i < 3; i++)
+            if (p.sign[i]) x[6 + i][0] = 0.5 * srand1();
+        /* copied slots follow their vertex, as records would */
+        for (int i = 0; i < 3; i++) {
+            if (mode[i] == AVI_MIDEDGE_FREE) v3_copy(x[3 + i], x[i]);
+            if (!p.sign[i]) v3_copy(x[6 + i], x[i]);
+        }
+        double g[27];
+        midedge_g(&p, (const double *)x, g);
+        for (int i = 0; i < 3; i++) {
+            if (mode[i] == AVI_MIDEDGE_FREE) ck_assert(v3_norm(&g[3 * (3 + i)]) == 0.0);
+            if (!p.sign[i]) ck_assert(v3_norm(&g[3 * (6 + i)]) == 0.0);
+            else ck_assert(g[3 * (6 + i) + 1] == 0.0 && g[3 * (6 + i) + 2] == 0.0);
+        }
+        double e = fd_gradient_error(&p, midedge_e, midedge_g, (const double *)x, 27, 1e-6);
+        if (e > worst) worst = e;
+    }
+    printf("midedge: worst relative FD gradient error %.2e\n", worst);
+    ck_assert(worst <= 1e-6);
+}
+END_TEST
+
+/* Zero energy and gradient at the (curved) rest state; energy unchanged by
+ * a rigid rotation and translation of the vertices (phi fixed), and the
+ * gradient's net force and torque vanish. */
+START_TEST(test_midedge_rest_and_invariance)
+{
+    for (int trial = 0; trial < 100; trial++) {
+        int mode[3] = {trial % 3, (trial / 3) % 3, (trial / 9) % 3};
+        avi_midedge p;
+        double X[9][3], x[9][3], y[9][3], g[9][3];
+        midedge_rest(&p, X, mode);
+        ck_assert(avi_midedge_energy(&p, (const double (*)[3])X) == 0.0);
+        avi_midedge_gradient(&p, (const double (*)[3])X, g);
+        for (int a = 0; a < 9; a++) ck_assert(v3_norm(g[a]) < 1e-9 * p.ka);
+        memcpy(x, X, sizeof x);
+        for (int a = 0; a < 6; a++)
+            for (int c = 0; c < 3; c++) x[a][c] += 0.05 * srand1();
+        for (int i = 0; i < 3; i++)
+            if (p.sign[i]) x[6 + i][0] = 0.3 * srand1();
+        for (int i = 0; i < 3; i++)
+            if (mode[i] == AVI_MIDEDGE_FREE) v3_copy(x[3 + i], x[i]);
+        double e = avi_midedge_energy(&p, (const double (*)[3])x);
+        /* rotation about a random axis by a random angle, plus a shift */
+        double ax[3] = {srand1(), srand1(), srand1()}, th = 3.0 * srand1();
+        v3_scale(ax, ax, 1.0 / v3_norm(ax));
+        memcpy(y, x, sizeof y);
+        for (int a = 0; a < 6; a++) {
+            double r[3], k[3];
+            v3_copy(r, x[a]);
+            v3_cross(k, ax, r);
+            double d = v3_dot(ax, r);
+            for (int c = 0; c < 3; c++)
+                y[a][c] = r[c] * cos(th) + k[c] * sin(th) + ax[c] * d * (1.0 - cos(th)) + 0.7 * (c + 1);
+        }
+        if (mode[0] == AVI_MIDEDGE_CLAMPED || mode[1] == AVI_MIDEDGE_CLAMPED || mode[2] == AVI_MIDEDGE_CLAMPED)
+            continue; /* a clamped edge holds a frozen direction: not invariant, by design */
+        double ey = avi_midedge_energy(&p, (const double (*)[3])y);
+        ck_assert_msg(fabs(ey - e) <= 1e-10 * (fabs(e) + p.ka * 1e-6), "energy %g rotated %g", e, ey);
+        avi_midedge_gradient(&p, (const double (*)[3])x, g);
+        double f[3] = {0, 0, 0}, tq[3] = {0, 0, 0}, fs = 0.0;
+        for (int a = 0; a < 6; a++) {
+            double r[3];
+            v3_add(f, f, g[a]);
+            v3_cross(r, x[a], g[a]);
+            v3_add(tq, tq, r);
+            fs += v3_norm(g[a]);
+        }
+        ck_assert_msg(v3_norm(f) <= 1e-12 * fs && v3_norm(tq) <= 1e-11 * fs, "net force %g torque %g of %g",
+                      v3_norm(f), v3_norm(tq), fs);
+    }
+}
+END_TEST
+
 static Suite *fd_suite(void)
 {
     Suite *s = suite_create("potentials_fd");
@@ -187,6 +314,8 @@ static Suite *fd_suite(void)
     tcase_add_test(tc, test_tet_rest_state_and_invariance);
     tcase_add_test(tc, test_tet_gradient_matches_scalar);
     tcase_add_test(tc, test_gravity_gradient);
+    tcase_add_test(tc, test_midedge_gradient);
+    tcase_add_test(tc, test_midedge_rest_and_invariance);
     suite_add_tcase(s, tc);
     return s;
 }

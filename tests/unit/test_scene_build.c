@@ -104,8 +104,10 @@ START_TEST(test_sphere_plate_model)
     ck_assert_uint_eq(pl->triangle_count, 6 * 16 * 16);
     ck_assert_uint_eq(sp->tet_count + pl->tet_count, 0);
     ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MEMBRANE), sp->triangle_count + pl->triangle_count);
-    /* Shells bend: a closed sphere has one hinge per edge (3/2 per triangle). */
-    ck_assert_uint_ge(avi_model_potential_count(m, AVI_KIND_HINGE), 3 * sp->triangle_count / 2);
+    /* Shells bend (bending: midedge by default): one bending triangle per
+     * triangle, no hinge. */
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MIDEDGE), sp->triangle_count + pl->triangle_count);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_HINGE), 0);
     ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_GRAVITY), 0);
     /* Mass: rho h times the (inscribed polyhedron's) area. */
     double rho_h = 7850 * 0.0035;
@@ -253,15 +255,15 @@ START_TEST(test_material_models)
     ck_assert_uint_eq(info.bodies[0].edge_count, 16);
     ck_assert_uint_eq(info.bodies[0].triangle_count, 8);
     for (uint32_t i = 0; i < 9; i++) ck_assert(avi_model_vertex_mass(m, i) == 0.5);
-    /* Membrane: no hinges; shell: one hinge per interior edge (8 triangles, 8 interior edges). */
+    /* Membrane: no bending; shell: one mid-edge triangle per triangle. */
     ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MEMBRANE), 16);
-    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_HINGE), 8);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MIDEDGE), 8);
     ck_assert(fabs(body_mass(m, &info.bodies[1]) - 100 * 0.01 * 1.0) < 1e-12);
     /* Time steps: the fixed rule, the per-kind step and the body's own. */
     double lo, hi;
     avi_model_time_step_range(m, AVI_KIND_SPRING, &lo, &hi);
     ck_assert(lo == 1.0e-4 && hi == 1.0e-4);
-    avi_model_time_step_range(m, AVI_KIND_HINGE, &lo, &hi);
+    avi_model_time_step_range(m, AVI_KIND_MIDEDGE, &lo, &hi);
     ck_assert(lo == 2.0e-5 || lo == 5.0e-5);
     avi_model_time_step_range(m, AVI_KIND_MEMBRANE, &lo, &hi);
     ck_assert(lo == 2.0e-5 && hi == 1.0e-4);
@@ -511,7 +513,7 @@ START_TEST(test_bodies_at_t0)
     avi_model_destroy(build(&s, NULL));
     avi_scene_free(&s);
     /* a pinned obstacle takes part like any body */
-    two_bodies(text, sizeof text, sheet, "[0, 0, 1e-4]", 1, ", pinned: {boundary: true}");
+    two_bodies(text, sizeof text, sheet, "[0, 0, 1e-4]", 1, ", pinned: {boundary: simply-supported}");
     build_fails(text, NULL, "come closer than contact.inner_thickness");
 
     /* a particle (a contact point) on a sheet */

@@ -1,0 +1,68 @@
+/* Mid-edge-normal bending triangle with one rotation DOF per edge
+ * (Grinspun, Gingold, Reisman and Zorin 2006; Weischedel, Tsui, Doerfler and
+ * Zorin 2012; the tan director term of Chen et al.'s "better bending", as
+ * libshell's MidedgeAngleTanFormulation describes it). Linearized about a flat plate
+ * it is the Morley element, which converges on any triangulation
+ * (docs/research/bending/README.md, sections 2.4 and 4).
+ *
+ * Triangle (x0, x1, x2), edge i opposite x_i. Each edge carries a director
+ * rotated by phi_e about the edge, away from the bisector of the two face
+ * normals; its angle from this face's normal towards the edge's outward
+ * in-plane normal is
+ *   alpha_i = -theta_i / 2 + s_i phi_e   (interior edge, theta the hinge angle),
+ *   alpha_i = s_i phi_e                  (free boundary edge: theta := 0),
+ *   alpha_i = -theta_g                   (clamped boundary edge: the angle to a
+ *                                          frozen ghost face, so the director
+ *                                          stays at its rest direction; no DOF),
+ * s_i = +-1 the orientation of edge i against the edge's global direction.
+ * With II_i = 2 h_i tan(alpha_i) (h_i the altitude onto edge i) the second
+ * fundamental form in the edge basis (x1 - x0, x2 - x0) is
+ *   b = [[II0 + II1, II0], [II0, II0 + II2]],
+ * and the energy is Koiter's bending density (D = E h^3 / (12 (1 - nu^2)))
+ *   V = Abar D/2 [nu tr(M)^2 + (1 - nu) tr(M^2)],  M = abar^-1 (b - bbar).
+ *
+ * tan rather than sin: with sin, a strongly driven graded strip (5 %
+ * pre-stretch released, tests/physics/graded_models.h) let edge DOFs spin
+ * through full turns and folds pass 180 degrees; tan's energy diverges as a
+ * director nears its face, and past 90 degrees the gradient is NaN, which the
+ * engine reports as a blow-up naming the element.
+ *
+ * Stencil: 9 records. Slots 0-2 the triangle, 3 + i the vertex across edge i
+ * (interior), the ghost record (clamped) or a copy of slot i (free: unread),
+ * 6 + i edge i's DOF record (x[0] = phi) or a copy of slot i (no DOF). A
+ * copied slot always gets a zero gradient. */
+#ifndef AVI_MIDEDGE_H
+#define AVI_MIDEDGE_H
+
+#include <stdint.h>
+#include "base/vec3.h"
+#include "avi/model.h"
+
+enum { AVI_MIDEDGE_INTERIOR = 0, AVI_MIDEDGE_FREE = 1, AVI_MIDEDGE_CLAMPED = 2 };
+
+#define AVI_MIDEDGE_SLOTS 9
+
+typedef struct {
+    uint32_t v[AVI_MIDEDGE_SLOTS];
+    uint8_t mode[3];  /* per edge: AVI_MIDEDGE_INTERIOR / FREE / CLAMPED */
+    int8_t sign[3];   /* s_i; 0: the edge has no DOF */
+    double P[3];      /* abar^-1: entries 00, 01, 11 */
+    double bbar[3];   /* rest b: 00, 01, 11 */
+    double ka;        /* Abar D / 2 */
+    double nu;
+    double dt;
+} avi_midedge;
+
+/* Rest data (abar, bbar, Abar D / 2) from rest positions X of the 9 slots
+ * (DOF slots at phi = 0); v, mode and sign must be set. Returns 0, or -1
+ * when the triangle or a wing across an interior or clamped edge is
+ * degenerate. */
+int avi_midedge_init(avi_midedge *p, const double X[AVI_MIDEDGE_SLOTS][3], const avi_shell_material *mat);
+double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3]);
+void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3]);
+/* Largest omega^2 of the stencil with per-slot inverse masses im: the
+ * Gauss-Newton Hessian J^T (d2V/dII2) J at x, exact at rest (where
+ * dV/dII = 0), as max eig of a 3x3 matrix. */
+double avi_midedge_omega2(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], const double im[AVI_MIDEDGE_SLOTS]);
+
+#endif
