@@ -263,12 +263,13 @@ __attribute__((cold, noinline)) static void damp(const avi_vertex *V, avi_kind k
 #define PREFETCH_VERTICES 4
 #define PREFETCH_RECORD 16
 
-/* The record of potential `id`, its size and stencil, for prefetching:
- * NULL for kinds without one and for gravity (one vertex, its record small). */
-static inline __attribute__((always_inline)) const char *record_of(const avi_model *m, uint32_t id, const uint32_t **v, int *n, size_t *size)
+/* The record of potential i of `kind`, its size and stencil, for
+ * prefetching: NULL for kinds without one and for gravity (one vertex, its
+ * record small). */
+static inline __attribute__((always_inline)) const char *record_of(const avi_model *m, unsigned kind, uint32_t i,
+                                                                   const uint32_t **v, int *n, size_t *size)
 {
-    uint32_t i = id & AVI_ID_INDEX_MASK;
-    switch (id >> AVI_ID_KIND_SHIFT) {
+    switch (kind) {
 #define RECORD_OF(K, type, array, count, slots, vertices, gradient, energy, flags)                     \
     case K:                                                                                          \
         if (!((flags) & AVI_KIND_ELASTIC)) break;                                                    \
@@ -282,16 +283,21 @@ static inline __attribute__((always_inline)) const char *record_of(const avi_mod
     return NULL;
 }
 
-/* Requests every cache line of the record (no load: its address only). */
-static inline __attribute__((always_inline)) void prefetch_record(const avi_model *m, uint32_t id)
+/* Requests every cache line of potential id's record (no load: its
+ * address only); its kind, a constant where the caller knows it. */
+static inline __attribute__((always_inline)) void prefetch_record_of(const avi_model *m, unsigned kind, uint32_t id)
 {
     const uint32_t *v;
     int n;
     size_t size;
-    const char *r = record_of(m, id, &v, &n, &size);
+    const char *r = record_of(m, kind, id & AVI_ID_INDEX_MASK, &v, &n, &size);
     if (!r) return;
     for (size_t o = 0; o < size; o += 64) __builtin_prefetch(r + o);
     __builtin_prefetch(r + size - 1);
+}
+static inline __attribute__((always_inline)) void prefetch_record(const avi_model *m, uint32_t id)
+{
+    prefetch_record_of(m, id >> AVI_ID_KIND_SHIFT, id);
 }
 
 /* Requests the vertices of the record (which is loaded: prefetch it first). */
@@ -300,7 +306,7 @@ static inline __attribute__((always_inline)) void prefetch_vertices(const avi_mo
     const uint32_t *v;
     int n;
     size_t size;
-    if (record_of(m, id, &v, &n, &size))
+    if (record_of(m, id >> AVI_ID_KIND_SHIFT, id & AVI_ID_INDEX_MASK, &v, &n, &size))
         for (int a = 0; a < n; a++) __builtin_prefetch(&m->vert[v[a]], 1);
 }
 
@@ -496,7 +502,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
         const double w = half * avi_kind_dt(kind, avi_kind_record(m, kind, mem[pos] & AVI_ID_INDEX_MASK));
         __m256d sum = _mm256_setzero_pd();
         for (uint32_t a = pos; a < end; a++) {
-            if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
+            if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record_of(m, kind, mem[a + PREFETCH_MEMBERS]);
             sum = _mm256_add_pd(sum, event_lanes(V, kind, avi_kind_record(m, kind, mem[a] & AVI_ID_INDEX_MASK), t, 1, w));
         }
         *done = end - pos;
@@ -508,7 +514,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
     int n;
     double dt, total = 0.0;
     for (uint32_t a = pos; a < end; a++) {
-        if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
+        if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record_of(m, kind, mem[a + PREFETCH_MEMBERS]);
         total += potential_event(m, V, kind, mem[a] & AVI_ID_INDEX_MASK, t, half, 0.0, 1, &v, &n, &dt);
     }
     *done = end - pos;
