@@ -26,7 +26,7 @@ static int build_vertex_lists(avi_clock_groups *g, const avi_model *m)
 {
     size_t total = 0, largest = 0;
     for (uint32_t k = 0; k < g->ngroup; k++) {
-        size_t c = AVI_MIDEDGE_SLOTS * (size_t)g->group[k].count; /* the widest stencil */
+        size_t c = AVI_STENCIL_MAX * (size_t)g->group[k].count; /* the widest stencil */
         total += c;
         if (c > largest) largest = c;
     }

@@ -6,22 +6,12 @@
 
 double avi_elem_energy(const avi_elem *el, const double x[][3])
 {
-    switch (el->kind) {
-    case AVI_KIND_SPRING: return avi_spring_energy(el->rec, x);
-    case AVI_KIND_MEMBRANE: return avi_membrane_energy(el->rec, x);
-    case AVI_KIND_HINGE: return avi_hinge_energy(el->rec, x);
-    default: return avi_tet_energy(el->rec, x);
-    }
+    return avi_kind_energy(el->kind, el->rec, x);
 }
 
 void avi_elem_gradient(const avi_elem *el, const double x[][3], double g[][3])
 {
-    switch (el->kind) {
-    case AVI_KIND_SPRING: avi_spring_gradient(el->rec, x, g); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_gradient(el->rec, x, g); break;
-    case AVI_KIND_HINGE: avi_hinge_gradient(el->rec, x, g); break;
-    default: avi_tet_gradient(el->rec, x, g); break;
-    }
+    avi_kind_gradient(el->kind, el->rec, x, g);
 }
 
 void avi_elem_hessian(const avi_elem *el, const double x[][3], double *H)
@@ -116,7 +106,7 @@ void avi_damping_hessian(const avi_elem *el, const double A[][3], const double B
 
 void avi_damping_add(const avi_elem *el, const avi_vertex *V, const double x[][3], double dt, double s, double g[][3])
 {
-    double A[4][3], gd[4][3];
+    double A[AVI_STENCIL_MAX][3], gd[AVI_STENCIL_MAX][3];
     for (int a = 0; a < el->n; a++)
         for (int c = 0; c < 3; c++) A[a][c] = x[a][c] - dt * V[el->v[a]].v[c];
     avi_damping_gradient(el, (const double (*)[3])A, x, gd);

@@ -19,29 +19,43 @@ typedef struct {
     const void *rec;   /* avi_spring, avi_membrane, avi_hinge or avi_tet */
 } avi_elem;
 
-/* Number of elastic potentials and the view of the e-th (springs, then
- * membranes, hinges, tetrahedra). */
-static inline size_t avi_elem_count(const avi_model *m) { return m->nspring + m->nmembrane + m->nhinge + m->ntet; }
+/* Number of damped potentials (kinds with AVI_KIND_DAMPED, core/kinds.h)
+ * and the view of the e-th (kinds in rank order, then index order). */
+static inline size_t avi_elem_count(const avi_model *m)
+{
+    size_t n = 0;
+#define AVI_ELEM_COUNT(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if ((flags) & AVI_KIND_DAMPED) n += m->count;
+    AVI_POTENTIAL_KINDS(AVI_ELEM_COUNT)
+#undef AVI_ELEM_COUNT
+    return n;
+}
 static inline avi_elem avi_elem_get(const avi_model *m, size_t e)
 {
-    avi_elem r;
-    if (e < m->nspring) {
-        r.kind = AVI_KIND_SPRING; r.n = 2; r.v = m->springs[e].v; r.rec = &m->springs[e];
-        return r;
+    avi_elem r = {AVI_KIND_COUNT, 0, NULL, NULL};
+#define AVI_ELEM_GET(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if ((flags) & AVI_KIND_DAMPED) {                                                \
+        if (e < m->count) {                                                         \
+            r.kind = K; r.n = slots; r.v = m->array[e].v; r.rec = &m->array[e];     \
+            return r;                                                               \
+        }                                                                           \
+        e -= m->count;                                                              \
     }
-    e -= m->nspring;
-    if (e < m->nmembrane) {
-        r.kind = AVI_KIND_MEMBRANE; r.n = 3; r.v = m->membranes[e].v; r.rec = &m->membranes[e];
-        return r;
-    }
-    e -= m->nmembrane;
-    if (e < m->nhinge) {
-        r.kind = AVI_KIND_HINGE; r.n = 4; r.v = m->hinges[e].v; r.rec = &m->hinges[e];
-        return r;
-    }
-    e -= m->nhinge;
-    r.kind = AVI_KIND_TET; r.n = 4; r.v = m->tets[e].v; r.rec = &m->tets[e];
+    AVI_POTENTIAL_KINDS(AVI_ELEM_GET)
+#undef AVI_ELEM_GET
     return r;
+}
+
+/* The first elastic kind with potentials in m that has no damping
+ * potential and Hessian here (no AVI_KIND_DAMPED), AVI_KIND_COUNT when
+ * none: damping and the synchronous integrators refuse such a model. */
+static inline avi_kind avi_model_undamped_kind(const avi_model *m)
+{
+#define AVI_UNDAMPED(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if (((flags) & (AVI_KIND_ELASTIC | AVI_KIND_DAMPED)) == AVI_KIND_ELASTIC && m->count) return K;
+    AVI_POTENTIAL_KINDS(AVI_UNDAMPED)
+#undef AVI_UNDAMPED
+    return AVI_KIND_COUNT;
 }
 
 /* Energy, gradient and Hessian of an elastic potential at x. */

@@ -44,9 +44,10 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
 /* What an event may touch: vertex records and potential records. */
 static size_t working_set_bytes(const avi_model *m)
 {
-    return m->nv * sizeof *m->vert + m->nspring * sizeof *m->springs + m->nmembrane * sizeof *m->membranes +
-           m->nhinge * sizeof *m->hinges + m->ntet * sizeof *m->tets + m->naux * sizeof *m->vert +
-           m->nmidedge * sizeof *m->midedges;
+    size_t bytes = avi_model_record_count(m) * sizeof *m->vert; /* with auxiliary records */
+    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
+        if (avi_kind_flags(k) & AVI_KIND_ELASTIC) bytes += avi_model_potential_count(m, (avi_kind)k) * avi_kind_record_size(k);
+    return bytes;
 }
 
 /* The L2 cache size, 2 MiB where unknown. */
@@ -65,7 +66,7 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
     if (!err) err = &local;
     memset(err, 0, sizeof *err);
     if (!m || !m->finalized) return avi_error_set(err, AVI_ERR_INPUT, "engine needs a finalized model"), NULL;
-    size_t counts[AVI_KIND_COUNT] = {0};
+    size_t counts[AVI_KIND_COUNT];
     for (int k = 0; k < AVI_KIND_COUNT; k++) counts[k] = avi_model_potential_count(m, (avi_kind)k);
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         if (counts[k] > AVI_ID_MAX_INDEX)
@@ -264,30 +265,41 @@ __attribute__((cold, noinline)) static void damp(const avi_vertex *V, avi_kind k
 #define PREFETCH_VERTICES 4
 #define PREFETCH_RECORD 16
 
-/* The record of potential `id` (NULL for kinds without one), its size and stencil. */
-static inline __attribute__((always_inline)) const char *record_of(const avi_model *m, uint32_t id, const uint32_t **v, int *n, size_t *size)
+/* The record of potential i of `kind`, its size and stencil, for
+ * prefetching: NULL for kinds without one and for gravity (one vertex, its
+ * record small). */
+static inline __attribute__((always_inline)) const char *record_of(const avi_model *m, unsigned kind, uint32_t i,
+                                                                   const uint32_t **v, int *n, size_t *size)
 {
-    uint32_t i = id & AVI_ID_INDEX_MASK;
-    switch (id >> AVI_ID_KIND_SHIFT) {
-    case AVI_KIND_TET: *v = m->tets[i].v; *n = 4; *size = sizeof m->tets[i]; return (const char *)&m->tets[i];
-    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; *n = 3; *size = sizeof m->membranes[i]; return (const char *)&m->membranes[i];
-    case AVI_KIND_HINGE: *v = m->hinges[i].v; *n = 4; *size = sizeof m->hinges[i]; return (const char *)&m->hinges[i];
-    case AVI_KIND_SPRING: *v = m->springs[i].v; *n = 2; *size = sizeof m->springs[i]; return (const char *)&m->springs[i];
-    case AVI_KIND_MIDEDGE: *v = m->midedges[i].v; *n = AVI_MIDEDGE_SLOTS; *size = sizeof m->midedges[i]; return (const char *)&m->midedges[i];
-    default: *n = 0; *size = 0; return NULL;
+    switch (kind) {
+#define RECORD_OF(K, type, array, count, slots, vertices, gradient, energy, flags)                     \
+    case K:                                                                                          \
+        if (!((flags) & AVI_KIND_ELASTIC)) break;                                                    \
+        *v = m->array[i].v; *n = slots; *size = sizeof m->array[i]; return (const char *)&m->array[i];
+    AVI_POTENTIAL_KINDS(RECORD_OF)
+#undef RECORD_OF
+    default: break;
     }
+    *n = 0;
+    *size = 0;
+    return NULL;
 }
 
-/* Requests every cache line of the record (no load: its address only). */
-static inline __attribute__((always_inline)) void prefetch_record(const avi_model *m, uint32_t id)
+/* Requests every cache line of potential id's record (no load: its
+ * address only); its kind, a constant where the caller knows it. */
+static inline __attribute__((always_inline)) void prefetch_record_of(const avi_model *m, unsigned kind, uint32_t id)
 {
     const uint32_t *v;
     int n;
     size_t size;
-    const char *r = record_of(m, id, &v, &n, &size);
+    const char *r = record_of(m, kind, id & AVI_ID_INDEX_MASK, &v, &n, &size);
     if (!r) return;
     for (size_t o = 0; o < size; o += 64) __builtin_prefetch(r + o);
     __builtin_prefetch(r + size - 1);
+}
+static inline __attribute__((always_inline)) void prefetch_record(const avi_model *m, uint32_t id)
+{
+    prefetch_record_of(m, id >> AVI_ID_KIND_SHIFT, id);
 }
 
 /* Requests the vertices of the record (which is loaded: prefetch it first). */
@@ -296,7 +308,7 @@ static inline __attribute__((always_inline)) void prefetch_vertices(const avi_mo
     const uint32_t *v;
     int n;
     size_t size;
-    if (record_of(m, id, &v, &n, &size))
+    if (record_of(m, id >> AVI_ID_KIND_SHIFT, id & AVI_ID_INDEX_MASK, &v, &n, &size))
         for (int a = 0; a < n; a++) __builtin_prefetch(&m->vert[v[a]], 1);
 }
 
@@ -338,101 +350,96 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
                        t, avi_kind_name((avi_kind)kind), i, verts);
 }
 
+/* One potential event, the one path from queue pop to impulse: drift the
+ * stencil to t (or read it where a group tick has drifted it), gradient,
+ * damping when k_D > 0 and the kind has it, kick by w = half * dt; returns
+ * the impulse's component sum (its finiteness is the blow-up check), the
+ * stencil's mesh vertices in *v, *n (the speed cap and blow-up messages
+ * read these) and dt in *step. `kind` is a constant wherever this is
+ * inlined (apply_potential's cases, uniform_tick), so that the table's
+ * switches (core/kinds.h, model_internal.h) fold and each kind compiles to
+ * its own straight path; its AVX2 lanes specialisation (AVI_LANE_KINDS) is
+ * taken where damping is off. Kinds are rows of core/kinds.h, not cases
+ * here. */
 #ifdef __AVX2__
-/* One tet event with positions and gradient in registers (lane 3 of each
- * position is its vertex's tau, t for all four): drift unless `drifted`,
- * gradient, kick by w = half dt. Returns avi_kick_lanes' impulse lanes. */
-static inline __attribute__((always_inline)) __m256d tet_event_lanes(avi_vertex *V, const avi_tet *p, double t,
-                                                                    int drifted, double w)
+/* Whether the kind has a lanes gradient, and that gradient. */
+static inline __attribute__((always_inline)) int has_lanes(unsigned kind)
 {
+#define HAS_LANES(K, type, lanes) case K: return 1;
+    switch (kind) { AVI_LANE_KINDS(HAS_LANES) default: return 0; }
+#undef HAS_LANES
+}
+static inline __attribute__((always_inline)) void gradient_lanes(unsigned kind, const void *rec, const __m256d x[],
+                                                                __m256d g[])
+{
+#define GRADIENT_LANES(K, type, lanes) case K: lanes((const type *)rec, x, g); break;
+    switch (kind) { AVI_LANE_KINDS(GRADIENT_LANES) default: break; }
+#undef GRADIENT_LANES
+}
+
+/* The event with positions and gradient in registers (lane 3 of each
+ * position is its vertex's tau, t for all): drift unless `drifted`,
+ * gradient, kick by w. Returns avi_kick_lanes' impulse lanes. At most 4
+ * slots (kinds.h). */
+static inline __attribute__((always_inline)) __m256d event_lanes(avi_vertex *V, unsigned kind, const void *p, double t,
+                                                                int drifted, double w)
+{
+    const uint32_t *s = avi_kind_stencil(kind, p);
+    const int n = avi_kind_slots(kind);
     __m256d xv[4], gv[4];
     if (drifted) {
-        for (int a = 0; a < 4; a++) xv[a] = _mm256_loadu_pd(V[p->v[a]].x);
+        for (int a = 0; a < n; a++) xv[a] = _mm256_loadu_pd(V[s[a]].x);
     } else {
         const __m256d tt = _mm256_set1_pd(t);
-        for (int a = 0; a < 4; a++) xv[a] = avi_drift_record(&V[p->v[a]], tt);
+        for (int a = 0; a < n; a++) xv[a] = avi_drift_record(&V[s[a]], tt);
     }
-    avi_tet_gradient_lanes(p, xv, gv);
-    return avi_kick_lanes(V, p->v, 4, w, gv);
+    gradient_lanes(kind, p, xv, gv);
+    return avi_kick_lanes(V, s, n, w, gv);
 }
 #endif
 
-/* A mid-edge bending event (apply_potential): 9 records, kicked in chunks of
- * at most 4 (avi_kick's width). No damping: engine creation refuses it for
- * this kind. *n names the 6 mesh-vertex slots, for the speed cap and
- * blow-up messages. */
-static double midedge_event(const avi_model *m, avi_vertex *V, uint32_t i, double t, double half, int drifted,
-                            const uint32_t **v, int *n, double *step)
+/* avi_kick for stencils of any width: chunks of its 4 records, their sums
+ * added in order. */
+static inline __attribute__((always_inline)) double kick_stencil(avi_vertex *V, const uint32_t *v, int n, double w,
+                                                                const double g[][3])
 {
-    const avi_midedge *p = &m->midedges[i];
-    double x[AVI_MIDEDGE_SLOTS][3], g[AVI_MIDEDGE_SLOTS][3];
-    *v = p->v; *n = 6; *step = p->dt;
-    if (drifted) avi_gather(V, p->v, AVI_MIDEDGE_SLOTS, x);
-    else avi_drift(V, p->v, AVI_MIDEDGE_SLOTS, t, x);
-    avi_midedge_gradient(p, (const double (*)[3])x, g);
-    double w = half * p->dt;
-    return avi_kick(V, p->v, 4, w, (const double (*)[3])g) + avi_kick(V, p->v + 4, 4, w, (const double (*)[3])g + 4) +
-           avi_kick(V, p->v + 8, 1, w, (const double (*)[3])g + 8);
+    double sum = avi_kick(V, v, n < 4 ? n : 4, w, g);
+    for (int c = 4; c < n; c += 4) sum += avi_kick(V, v + c, n - c < 4 ? n - c : 4, w, g + c);
+    return sum;
 }
 
-/* Drift, gradient, kick of one elastic or gravity potential at time t, with
- * the impulse weight half * dt; returns the impulse's component sum (its
- * finiteness is the blow-up check), its stencil in *v, *n and dt in *step. */
+static inline __attribute__((always_inline)) double potential_event(const avi_model *m, avi_vertex *V, unsigned kind,
+                                                                   uint32_t i, double t, double half, double kd,
+                                                                   int drifted, const uint32_t **v, int *n,
+                                                                   double *step)
+{
+    const void *p = avi_kind_record(m, kind, i);
+    const uint32_t *s = avi_kind_stencil(kind, p);
+    const int ns = avi_kind_slots(kind);
+    const double dt = avi_kind_dt(kind, p);
+    *v = s; *n = avi_kind_vertices(kind); *step = dt;
+#ifdef __AVX2__
+    if (has_lanes(kind) && kd == 0.0) return avi_lane_sum(event_lanes(V, kind, p, t, drifted, half * dt));
+#endif
+    double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
+    if (drifted) avi_gather(V, s, ns, x);
+    else avi_drift(V, s, ns, t, x);
+    avi_kind_gradient(kind, p, (const double (*)[3])x, g);
+    if ((avi_kind_flags(kind) & AVI_KIND_DAMPED) && kd != 0.0) damp(V, (avi_kind)kind, ns, p, s, x, dt, kd, g);
+    return kick_stencil(V, s, ns, half * dt, (const double (*)[3])g);
+}
+
+/* potential_event for a kind known at run time: one case per row. */
 static inline __attribute__((always_inline)) double apply_potential(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t,
                                      double half, double kd, int drifted, const uint32_t **v, int *n, double *step)
 {
-    double x[4][3], g[4][3], dt;
     switch (kind) {
-    case AVI_KIND_TET: {
-        const avi_tet *p = &m->tets[i];
-        *v = p->v; *n = 4; dt = p->dt; *step = dt;
-#ifdef __AVX2__
-        if (kd == 0.0) return avi_lane_sum(tet_event_lanes(V, p, t, drifted, half * dt));
-#endif
-        if (drifted) avi_gather(V, p->v, 4, x);
-        else avi_drift(V, p->v, 4, t, x);
-        avi_tet_gradient(p, (const double (*)[3])x, g);
-        if (kd != 0.0) damp(V, AVI_KIND_TET, 4, p, p->v, x, dt, kd, g);
-        return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
-    }
-    case AVI_KIND_MEMBRANE: {
-        const avi_membrane *p = &m->membranes[i];
-        *v = p->v; *n = 3; dt = p->dt; *step = dt;
-        if (drifted) avi_gather(V, p->v, 3, x);
-        else avi_drift(V, p->v, 3, t, x);
-        avi_membrane_gradient(p, (const double (*)[3])x, g);
-        if (kd != 0.0) damp(V, AVI_KIND_MEMBRANE, 3, p, p->v, x, dt, kd, g);
-        return avi_kick(V, p->v, 3, half * dt, (const double (*)[3])g);
-    }
-    case AVI_KIND_HINGE: {
-        const avi_hinge *p = &m->hinges[i];
-        *v = p->v; *n = 4; dt = p->dt; *step = dt;
-        if (drifted) avi_gather(V, p->v, 4, x);
-        else avi_drift(V, p->v, 4, t, x);
-        avi_hinge_gradient(p, (const double (*)[3])x, g);
-        if (kd != 0.0) damp(V, AVI_KIND_HINGE, 4, p, p->v, x, dt, kd, g);
-        return avi_kick(V, p->v, 4, half * dt, (const double (*)[3])g);
-    }
-    case AVI_KIND_MIDEDGE: return midedge_event(m, V, i, t, half, drifted, v, n, step);
-    case AVI_KIND_SPRING: {
-        const avi_spring *p = &m->springs[i];
-        *v = p->v; *n = 2; dt = p->dt; *step = dt;
-        if (drifted) avi_gather(V, p->v, 2, x);
-        else avi_drift(V, p->v, 2, t, x);
-        avi_spring_gradient(p, (const double (*)[3])x, g);
-        if (kd != 0.0) damp(V, AVI_KIND_SPRING, 2, p, p->v, x, dt, kd, g);
-        return avi_kick(V, p->v, 2, half * dt, (const double (*)[3])g);
-    }
-    default: {
-        /* Gravity: the impulse does not depend on x, but the vertex must
-         * reach t before its velocity changes. */
-        const avi_gravity *p = &m->gravity[i];
-        *v = &p->v; *n = 1; dt = p->dt; *step = dt;
-        if (drifted) avi_gather(V, &p->v, 1, x);
-        else avi_drift(V, &p->v, 1, t, x);
-        avi_gravity_gradient(p, (const double (*)[3])x, g);
-        return avi_kick(V, &p->v, 1, half * dt, (const double (*)[3])g);
-    }
+#define APPLY(K, ...) case K: return potential_event(m, V, K, i, t, half, kd, drifted, v, n, step);
+        AVI_POTENTIAL_KINDS(APPLY)
+#undef APPLY
+    default: /* not a potential kind (the callers check): a blow-up */
+        *v = NULL; *n = 0; *step = 0.0;
+        return NAN;
     }
 }
 
@@ -443,12 +450,12 @@ static inline __attribute__((always_inline)) double apply_potential(const avi_mo
 static double member_impulse_sum(const avi_model *m, avi_vertex *V, unsigned kind, uint32_t i, double t, double half,
                                  const uint32_t **v, int *n)
 {
-    *n = avi_model_stencil(m, (avi_kind)kind, i, v);
-    avi_vertex saved[AVI_MIDEDGE_SLOTS];
-    for (int a = 0; a < *n; a++) saved[a] = V[(*v)[a]];
-    int nk;
-    double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, v, &nk, &dt);
-    for (int a = 0; a < *n; a++) V[(*v)[a]] = saved[a];
+    const uint32_t *s;
+    int ns = avi_model_stencil(m, (avi_kind)kind, i, &s);
+    avi_vertex saved[AVI_STENCIL_MAX];
+    for (int a = 0; a < ns; a++) saved[a] = V[s[a]];
+    double dt, sum = apply_potential(m, V, kind, i, t, half, 0.0, 1, v, n, &dt);
+    for (int a = 0; a < ns; a++) V[s[a]] = saved[a];
     return sum;
 }
 
@@ -473,15 +480,19 @@ __attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, u
 
 /* Members pos..end-1 of a group tick whose members are all of one kind,
  * with the vertices already drifted, no damping and no contact: the member
- * loop of avi_engine_advance with kind, damping and drift fixed, so that
- * apply_potential compiles to one straight path. The events, their order
- * and so every bit of the state are those of the general loop. The blow-up
- * check adds up the members' impulse sums and tests the total once per
- * run; when it is not finite, the members are evaluated again to name the
- * first whose own sum is not finite, as the general loop would (none: only
- * the total overflowed). *done returns the events that count as run, as
- * in the general loop; unlike there, the members after a failing one have
- * been kicked too (the run stops with an error either way). */
+ * loop of avi_engine_advance with kind (a constant), damping and drift
+ * fixed, so that potential_event compiles to one straight path. The
+ * events, their order and so every bit of the state are those of the
+ * general loop. The blow-up check adds up the members' impulse sums (for
+ * kinds with lanes, in lanes) and tests the total once per run; when it is
+ * not finite, the members are evaluated again to name the first whose own
+ * sum is not finite, as the general loop would (none: only the total
+ * overflowed; a member sum that overflows while the run's lanes do not,
+ * impulses near 1e308 of opposite signs, escapes this check, and its
+ * vertices then blow up at their next event). *done returns the events
+ * that count as run, as in the general loop; unlike there, the members
+ * after a failing one have been kicked too (the run stops with an error
+ * either way). */
 static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, unsigned kind, const uint32_t *mem,
                                                               uint32_t pos, uint32_t end, double t, double half,
                                                               int prefetch, uint32_t *done)
@@ -489,17 +500,12 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
 #ifdef __AVX2__
-    if (kind == AVI_KIND_TET) {
-        /* apply_potential's AVX2 tet path, its impulse sums left in lanes
-         * and added up over the run. A member sum that overflows while
-         * the run's lanes do not (impulses near 1e308 of opposite signs)
-         * escapes this check; its vertices then blow up at their next event. */
-        const avi_tet *T = m->tets;
-        const double w = half * T[mem[pos] & AVI_ID_INDEX_MASK].dt;
+    if (has_lanes(kind)) {
+        const double w = half * avi_kind_dt(kind, avi_kind_record(m, kind, mem[pos] & AVI_ID_INDEX_MASK));
         __m256d sum = _mm256_setzero_pd();
         for (uint32_t a = pos; a < end; a++) {
-            if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
-            sum = _mm256_add_pd(sum, tet_event_lanes(V, &T[mem[a] & AVI_ID_INDEX_MASK], t, 1, w));
+            if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record_of(m, kind, mem[a + PREFETCH_MEMBERS]);
+            sum = _mm256_add_pd(sum, event_lanes(V, kind, avi_kind_record(m, kind, mem[a] & AVI_ID_INDEX_MASK), t, 1, w));
         }
         *done = end - pos;
         if (isfinite(avi_lane_sum(sum))) return AVI_OK;
@@ -510,8 +516,8 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
     int n;
     double dt, total = 0.0;
     for (uint32_t a = pos; a < end; a++) {
-        if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record(m, mem[a + PREFETCH_MEMBERS]);
-        total += apply_potential(m, V, kind, mem[a] & AVI_ID_INDEX_MASK, t, half, 0.0, 1, &v, &n, &dt);
+        if (prefetch && a + PREFETCH_MEMBERS < end) prefetch_record_of(m, kind, mem[a + PREFETCH_MEMBERS]);
+        total += potential_event(m, V, kind, mem[a] & AVI_ID_INDEX_MASK, t, half, 0.0, 1, &v, &n, &dt);
     }
     *done = end - pos;
     if (isfinite(total)) return AVI_OK;
@@ -561,11 +567,11 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
                                ? end
                                : members_before(mem, pos, end, (uint32_t)(k + 1) << AVI_ID_KIND_SHIFT);
             uint32_t done = 0;
-            switch (k) {
-            case AVI_KIND_TET: rc = uniform_tick(e, AVI_KIND_TET, mem, pos, run, t, half, prefetch, &done); break;
-            case AVI_KIND_MEMBRANE: rc = uniform_tick(e, AVI_KIND_MEMBRANE, mem, pos, run, t, half, prefetch, &done); break;
-            case AVI_KIND_HINGE: rc = uniform_tick(e, AVI_KIND_HINGE, mem, pos, run, t, half, prefetch, &done); break;
-            default: rc = uniform_tick(e, k, mem, pos, run, t, half, prefetch, &done); break;
+            switch (k) { /* one specialisation per kind */
+#define UNIFORM_TICK(K, ...) case K: rc = uniform_tick(e, K, mem, pos, run, t, half, prefetch, &done); break;
+                AVI_POTENTIAL_KINDS(UNIFORM_TICK)
+#undef UNIFORM_TICK
+            default: rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", k); break;
             }
             counts[k] += done;
             if (rc != AVI_OK) break;

@@ -53,15 +53,12 @@ void avi_model_destroy(avi_model *m)
     free(m->rest);
     free(m->mass);
     free(m->body_of);
-    free(m->springs);
-    free(m->membranes);
+#define FREE_RECORDS(K, type, array, ...) free(m->array);
+    AVI_POTENTIAL_KINDS(FREE_RECORDS)
+#undef FREE_RECORDS
     free(m->membrane_c);
-    free(m->hinges);
-    free(m->midedges);
     free(m->aux);
-    free(m->tets);
     free(m->tet_c);
-    free(m->gravity);
     free(m->contact_tri);
     free(m->contact_point);
     free(m->vertex_dt);
@@ -564,29 +561,15 @@ double avi_model_vertex_mass(const avi_model *m, uint32_t v) { return v < m->nv 
 
 size_t avi_model_potential_count(const avi_model *m, avi_kind kind)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: return m->nspring;
-    case AVI_KIND_MEMBRANE: return m->nmembrane;
-    case AVI_KIND_HINGE: return m->nhinge;
-    case AVI_KIND_TET: return m->ntet;
-    case AVI_KIND_MIDEDGE: return m->nmidedge;
-    case AVI_KIND_GRAVITY: return m->ngravity;
-    default: return 0;
-    }
+#define KIND_COUNT(K, type, array, count, ...) case K: return m->count;
+    switch (kind) { AVI_POTENTIAL_KINDS(KIND_COUNT) default: return 0; }
+#undef KIND_COUNT
 }
 
 double avi_model_time_step(const avi_model *m, avi_kind kind, size_t i)
 {
     if (i >= avi_model_potential_count(m, kind)) return 0.0;
-    switch (kind) {
-    case AVI_KIND_SPRING: return m->springs[i].dt;
-    case AVI_KIND_MEMBRANE: return m->membranes[i].dt;
-    case AVI_KIND_HINGE: return m->hinges[i].dt;
-    case AVI_KIND_TET: return m->tets[i].dt;
-    case AVI_KIND_MIDEDGE: return m->midedges[i].dt;
-    case AVI_KIND_GRAVITY: return m->gravity[i].dt;
-    default: return 0.0;
-    }
+    return avi_kind_dt(kind, avi_kind_record(m, kind, i));
 }
 
 void avi_model_time_step_range(const avi_model *m, avi_kind kind, double *min, double *max)

@@ -1,6 +1,7 @@
 /* Finalizing a model: vertex checks, inverse masses, gravity potentials and
  * every potential's time step. */
 #include "core/model_internal.h"
+#include "core/damping.h"
 #include "core/time_step.h"
 
 #include <math.h>
@@ -29,26 +30,22 @@ avi_time_step avi_default_time_step(void)
 
 static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: return &m->springs[i].dt;
-    case AVI_KIND_MEMBRANE: return &m->membranes[i].dt;
-    case AVI_KIND_HINGE: return &m->hinges[i].dt;
-    case AVI_KIND_TET: return &m->tets[i].dt;
-    case AVI_KIND_MIDEDGE: return &m->midedges[i].dt;
-    case AVI_KIND_GRAVITY: return &m->gravity[i].dt;
-    default: return NULL;
-    }
+#define DT_SLOT(K, type, array, ...) case K: return &m->array[i].dt;
+    switch (kind) { AVI_POTENTIAL_KINDS(DT_SLOT) default: return NULL; }
+#undef DT_SLOT
 }
 
+/* The potential's Hessian at x (core/damping.c has one for every kind with
+ * AVI_KIND_DAMPED; zero for the others). */
 static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*x)[3], double *H)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: avi_spring_hessian(&m->springs[i], x, (double (*)[6])H); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_hessian(&m->membranes[i], x, (double (*)[9])H); break;
-    case AVI_KIND_HINGE: avi_hinge_hessian(&m->hinges[i], x, (double (*)[12])H); break;
-    case AVI_KIND_TET: avi_tet_hessian(&m->tets[i], x, (double (*)[12])H); break;
-    default: memset(H, 0, 144 * sizeof(double)); break;
+    if (!(avi_kind_flags(kind) & AVI_KIND_DAMPED)) {
+        memset(H, 0, 144 * sizeof(double));
+        return;
     }
+    avi_elem el = {kind, 0, NULL, avi_kind_record(m, kind, i)};
+    el.n = avi_model_stencil(m, kind, i, &el.v);
+    avi_elem_hessian(&el, x, H);
 }
 
 /* omega^2 of a potential: the larger of the values at rest and in the initial
@@ -306,7 +303,7 @@ static int add_gravity(avi_model *m)
     for (size_t i = 0; i < m->nv; i++) {
         if (m->vert[i].inv_mass == 0.0) continue;
         avi_gravity *g = &m->gravity[m->ngravity++];
-        g->v = (uint32_t)i;
+        g->v[0] = (uint32_t)i;
         v3_scale(g->mg, m->g, m->mass[i]);
         g->dt = 0.0;
     }
@@ -460,9 +457,9 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     }
     for (size_t i = 0; i < m->ngravity; i++) {
         double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
-        double body_dt = m->bodies[m->body_of[m->gravity[i].v]].fixed_dt;
+        double body_dt = m->bodies[m->body_of[m->gravity[i].v[0]]].fixed_dt;
         if (!(dt > 0.0)) dt = body_dt > 0.0 ? body_dt : rule->rule == AVI_DT_FIXED ? rule->fixed : 0.0;
-        if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v]) ? vertex_min[m->gravity[i].v] : smallest;
+        if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v[0]]) ? vertex_min[m->gravity[i].v[0]] : smallest;
         if (!(dt > 0.0) || !isfinite(dt)) {
             free(vertex_min);
             return avi_model_fail(m, AVI_ERR_INPUT,

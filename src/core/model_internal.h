@@ -9,11 +9,7 @@
 #define AVI_MODEL_INTERNAL_H
 
 #include "avi/model.h"
-#include "potentials/spring.h"
-#include "potentials/membrane.h"
-#include "potentials/hinge.h"
-#include "potentials/tet_neohookean.h"
-#include "potentials/midedge.h"
+#include "core/kinds.h"
 
 struct avi_contact_ops; /* core/engine_internal.h */
 
@@ -21,7 +17,6 @@ struct avi_contact_ops; /* core/engine_internal.h */
  * on one vertex at once (the automatic stiffness in model_finalize.c, the
  * layer steps in src/contact). */
 #define AVI_CONTACT_VALENCE 16.0
-#include "potentials/gravity.h"
 
 typedef struct {
     double x[3];     /* position at time tau */
@@ -99,19 +94,82 @@ struct avi_model {
     size_t failed_index;
 };
 
-/* Stencil of potential i of a kind (elastic or gravity): vertex count and
+/* The kinds' rows (core/kinds.h) as functions of the kind. Where the kind
+ * is a constant (the event loop's template, engine.c), each switch folds to
+ * that kind's own code; always_inline so that it does. */
+#define AVI_KIND_INLINE static inline __attribute__((always_inline))
+
+/* The record of potential i of a kind (NULL for contact). */
+AVI_KIND_INLINE const void *avi_kind_record(const avi_model *m, unsigned kind, size_t i)
+{
+#define AVI_KIND_RECORD(K, type, array, ...) case K: return &m->array[i];
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_RECORD) default: return NULL; }
+#undef AVI_KIND_RECORD
+}
+
+/* Its stencil (slots entries) and step. */
+AVI_KIND_INLINE const uint32_t *avi_kind_stencil(unsigned kind, const void *rec)
+{
+#define AVI_KIND_STENCIL(K, type, ...) case K: return ((const type *)rec)->v;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_STENCIL) default: return NULL; }
+#undef AVI_KIND_STENCIL
+}
+AVI_KIND_INLINE double avi_kind_dt(unsigned kind, const void *rec)
+{
+#define AVI_KIND_DT(K, type, ...) case K: return ((const type *)rec)->dt;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_DT) default: return 0.0; }
+#undef AVI_KIND_DT
+}
+
+/* The size of its record, its slots, vertices (kinds.h) and flags. */
+AVI_KIND_INLINE size_t avi_kind_record_size(unsigned kind)
+{
+#define AVI_KIND_SIZE(K, type, ...) case K: return sizeof(type);
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_SIZE) default: return 0; }
+#undef AVI_KIND_SIZE
+}
+AVI_KIND_INLINE int avi_kind_slots(unsigned kind)
+{
+#define AVI_KIND_SLOTS(K, type, array, count, slots, ...) case K: return slots;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_SLOTS) default: return 0; }
+#undef AVI_KIND_SLOTS
+}
+AVI_KIND_INLINE int avi_kind_vertices(unsigned kind)
+{
+#define AVI_KIND_VERTICES(K, type, array, count, slots, vertices, ...) case K: return vertices;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_VERTICES) default: return 0; }
+#undef AVI_KIND_VERTICES
+}
+AVI_KIND_INLINE unsigned avi_kind_flags(unsigned kind)
+{
+#define AVI_KIND_FLAGS(K, type, array, count, slots, vertices, gradient, energy, flags) case K: return flags;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_FLAGS) default: return 0; }
+#undef AVI_KIND_FLAGS
+}
+
+/* Its gradient and energy at stencil positions x. */
+AVI_KIND_INLINE void avi_kind_gradient(unsigned kind, const void *rec, const double x[][3], double g[][3])
+{
+#define AVI_KIND_GRADIENT(K, type, array, count, slots, vertices, gradient, ...) \
+    case K: gradient((const type *)rec, x, g); break;
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_GRADIENT) default: break; }
+#undef AVI_KIND_GRADIENT
+}
+AVI_KIND_INLINE double avi_kind_energy(unsigned kind, const void *rec, const double x[][3])
+{
+#define AVI_KIND_ENERGY(K, type, array, count, slots, vertices, gradient, energy, ...) \
+    case K: return energy((const type *)rec, x);
+    switch (kind) { AVI_POTENTIAL_KINDS(AVI_KIND_ENERGY) default: return 0.0; }
+#undef AVI_KIND_ENERGY
+}
+
+/* Stencil of potential i of a kind (elastic or gravity): slot count and
  * indices; 0 and NULL for other kinds. */
 static inline int avi_model_stencil(const avi_model *m, avi_kind kind, size_t i, const uint32_t **v)
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: *v = m->springs[i].v; return 2;
-    case AVI_KIND_MEMBRANE: *v = m->membranes[i].v; return 3;
-    case AVI_KIND_HINGE: *v = m->hinges[i].v; return 4;
-    case AVI_KIND_TET: *v = m->tets[i].v; return 4;
-    case AVI_KIND_MIDEDGE: *v = m->midedges[i].v; return AVI_MIDEDGE_SLOTS;
-    case AVI_KIND_GRAVITY: *v = &m->gravity[i].v; return 1;
-    default: *v = NULL; return 0;
-    }
+    const void *rec = avi_kind_record(m, kind, i);
+    *v = rec ? avi_kind_stencil(kind, rec) : NULL;
+    return avi_kind_slots(kind);
 }
 
 /* 1 when every vertex of potential i's stencil is pinned (after
@@ -129,10 +187,6 @@ static inline int avi_model_potential_pinned(const avi_model *m, avi_kind kind, 
 
 /* Mesh vertices and auxiliary records: the length of vert once finalized. */
 static inline size_t avi_model_record_count(const avi_model *m) { return m->nv + m->naux; }
-
-/* The mesh vertices of a stencil: the leading entries that are mesh
- * vertices or frozen ghosts (the speed cap and blow-up messages read these). */
-static inline int avi_model_stencil_vertices(avi_kind kind, int n) { return kind == AVI_KIND_MIDEDGE ? 6 : n; }
 
 /* Sets the model's error (printf-style) and returns `status`. */
 int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)

@@ -30,31 +30,39 @@ static inline void gather(const double (*xt)[3], const uint32_t *v, int n, doubl
     for (int a = 0; a < n; a++) v3_copy(x[a], xt[v[a]]);
 }
 
-/* Elastic energy of every potential at positions xt; kept in one place so
- * the synchronous integrators and tests share it. */
+/* Adds the energies of every potential of `kind` at positions xt to *sum,
+ * in index order (a constant kind: the table's calls fold). */
+static inline __attribute__((always_inline)) void add_energies(const avi_model *m, unsigned kind,
+                                                               const double (*xt)[3], double *sum)
+{
+    double x[AVI_STENCIL_MAX][3];
+    for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)kind); i < c; i++) {
+        const void *rec = avi_kind_record(m, kind, i);
+        gather(xt, avi_kind_stencil(kind, rec), avi_kind_slots(kind), x);
+        *sum += avi_kind_energy(kind, rec, (const double (*)[3])x);
+    }
+}
+
+/* Elastic energy of every potential at positions xt, kinds in rank order;
+ * kept in one place so the synchronous integrators and tests share it. */
 double avi_model_elastic_energy(const avi_model *m, const double (*xt)[3])
 {
-    double sum = 0.0, x[AVI_MIDEDGE_SLOTS][3];
-    for (size_t i = 0; i < m->nspring; i++) {
-        gather(xt, m->springs[i].v, 2, x);
-        sum += avi_spring_energy(&m->springs[i], (const double (*)[3])x);
-    }
-    for (size_t i = 0; i < m->nmembrane; i++) {
-        gather(xt, m->membranes[i].v, 3, x);
-        sum += avi_membrane_energy(&m->membranes[i], (const double (*)[3])x);
-    }
-    for (size_t i = 0; i < m->nhinge; i++) {
-        gather(xt, m->hinges[i].v, 4, x);
-        sum += avi_hinge_energy(&m->hinges[i], (const double (*)[3])x);
-    }
-    for (size_t i = 0; i < m->ntet; i++) {
-        gather(xt, m->tets[i].v, 4, x);
-        sum += avi_tet_energy(&m->tets[i], (const double (*)[3])x);
-    }
-    for (size_t i = 0; i < m->nmidedge; i++) {
-        gather(xt, m->midedges[i].v, AVI_MIDEDGE_SLOTS, x);
-        sum += avi_midedge_energy(&m->midedges[i], (const double (*)[3])x);
-    }
+    double sum = 0.0;
+#define ADD_ELASTIC(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if ((flags) & AVI_KIND_ELASTIC) add_energies(m, K, xt, &sum);
+    AVI_POTENTIAL_KINDS(ADD_ELASTIC)
+#undef ADD_ELASTIC
+    return sum;
+}
+
+/* The energy of the external potentials (gravity) at positions xt. */
+static double external_energy(const avi_model *m, const double (*xt)[3])
+{
+    double sum = 0.0;
+#define ADD_EXTERNAL(K, type, array, count, slots, vertices, gradient, energy, flags) \
+    if (!((flags) & AVI_KIND_ELASTIC)) add_energies(m, K, xt, &sum);
+    AVI_POTENTIAL_KINDS(ADD_EXTERNAL)
+#undef ADD_EXTERNAL
     return sum;
 }
 
@@ -69,38 +77,25 @@ static inline void gather_vertices(const avi_model *m, const uint32_t *v, int n,
     for (int a = 0; a < n; a++) v3_copy(x[a], m->vert[v[a]].x);
 }
 
+/* Adds the gradients of every potential of `kind` into g. */
+static inline __attribute__((always_inline)) void add_gradients(const avi_model *m, unsigned kind, double (*g)[3])
+{
+    double x[AVI_STENCIL_MAX][3], gs[AVI_STENCIL_MAX][3];
+    const int n = avi_kind_slots(kind);
+    for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)kind); i < c; i++) {
+        const void *rec = avi_kind_record(m, kind, i);
+        const uint32_t *v = avi_kind_stencil(kind, rec);
+        gather_vertices(m, v, n, x);
+        avi_kind_gradient(kind, rec, (const double (*)[3])x, gs);
+        scatter(g, v, n, (const double (*)[3])gs);
+    }
+}
+
 void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
 {
-    double x[AVI_MIDEDGE_SLOTS][3], gs[AVI_MIDEDGE_SLOTS][3];
-    for (size_t i = 0; i < m->nspring; i++) {
-        gather_vertices(m, m->springs[i].v, 2, x);
-        avi_spring_gradient(&m->springs[i], (const double (*)[3])x, gs);
-        scatter(g, m->springs[i].v, 2, (const double (*)[3])gs);
-    }
-    for (size_t i = 0; i < m->nmembrane; i++) {
-        gather_vertices(m, m->membranes[i].v, 3, x);
-        avi_membrane_gradient(&m->membranes[i], (const double (*)[3])x, gs);
-        scatter(g, m->membranes[i].v, 3, (const double (*)[3])gs);
-    }
-    for (size_t i = 0; i < m->nhinge; i++) {
-        gather_vertices(m, m->hinges[i].v, 4, x);
-        avi_hinge_gradient(&m->hinges[i], (const double (*)[3])x, gs);
-        scatter(g, m->hinges[i].v, 4, (const double (*)[3])gs);
-    }
-    for (size_t i = 0; i < m->ntet; i++) {
-        gather_vertices(m, m->tets[i].v, 4, x);
-        avi_tet_gradient(&m->tets[i], (const double (*)[3])x, gs);
-        scatter(g, m->tets[i].v, 4, (const double (*)[3])gs);
-    }
-    for (size_t i = 0; i < m->nmidedge; i++) {
-        gather_vertices(m, m->midedges[i].v, AVI_MIDEDGE_SLOTS, x);
-        avi_midedge_gradient(&m->midedges[i], (const double (*)[3])x, gs);
-        scatter(g, m->midedges[i].v, AVI_MIDEDGE_SLOTS, (const double (*)[3])gs);
-    }
-    for (size_t i = 0; i < m->ngravity; i++) {
-        avi_gravity_gradient(&m->gravity[i], NULL, gs);
-        scatter(g, &m->gravity[i].v, 1, (const double (*)[3])gs);
-    }
+#define ADD_GRADIENTS(K, ...) add_gradients(m, K, g);
+    AVI_POTENTIAL_KINDS(ADD_GRADIENTS)
+#undef ADD_GRADIENTS
 }
 
 /* Whether energy `en` names a blow-up better than the best so far: the
@@ -117,23 +112,27 @@ static int worse_energy(double en, double best, int have)
  * one whose energy is not finite. */
 static void describe_largest_energy(const avi_model *m, const double (*xt)[3], char *buf, size_t len)
 {
-    double best = 0.0, x[AVI_MIDEDGE_SLOTS][3];
+    double best = 0.0, x[AVI_STENCIL_MAX][3];
     const uint32_t *bv = NULL;
     int bn = 0;
     avi_kind bk = AVI_KIND_SPRING;
     size_t bi = 0;
-#define CONSIDER(kind, arr, count, n, energy)                                  \
-    for (size_t i = 0; i < (count); i++) {                                     \
-        gather(xt, (arr)[i].v, n, x);                                          \
-        double en = energy(&(arr)[i], (const double (*)[3])x);                 \
-        if (worse_energy(en, best, bv != NULL)) { best = en; bv = (arr)[i].v; bn = n; bk = kind; bi = i; } \
+    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+        if (!(avi_kind_flags(k) & AVI_KIND_ELASTIC)) continue;
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            const void *rec = avi_kind_record(m, k, i);
+            const uint32_t *v = avi_kind_stencil(k, rec);
+            gather(xt, v, avi_kind_slots(k), x);
+            double en = avi_kind_energy(k, rec, (const double (*)[3])x);
+            if (worse_energy(en, best, bv != NULL)) {
+                best = en;
+                bv = v;
+                bn = avi_kind_vertices(k);
+                bk = (avi_kind)k;
+                bi = i;
+            }
+        }
     }
-    CONSIDER(AVI_KIND_SPRING, m->springs, m->nspring, 2, avi_spring_energy)
-    CONSIDER(AVI_KIND_MEMBRANE, m->membranes, m->nmembrane, 3, avi_membrane_energy)
-    CONSIDER(AVI_KIND_HINGE, m->hinges, m->nhinge, 4, avi_hinge_energy)
-    CONSIDER(AVI_KIND_TET, m->tets, m->ntet, 4, avi_tet_energy)
-    CONSIDER(AVI_KIND_MIDEDGE, m->midedges, m->nmidedge, AVI_MIDEDGE_SLOTS, avi_midedge_energy)
-#undef CONSIDER
     if (!bv) {
         snprintf(buf, len, "(no elastic potential)");
         return;
@@ -195,9 +194,7 @@ static void observe_records(const avi_model *m, const avi_vertex *V, const doubl
             ke_mid += 0.5 * V[i].v[0] * V[i].v[0] / V[i].inv_mass;
             ke += 0.5 * w * w / V[i].inv_mass;
         }
-    double ext = 0.0;
-    for (size_t i = 0; i < m->ngravity; i++)
-        ext += avi_gravity_energy(&m->gravity[i], (const double (*)[3])&xt[m->gravity[i].v]);
+    double ext = external_energy(m, (const double (*)[3])xt);
     o->kinetic = ke;
     o->kinetic_midstep = ke_mid;
     o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);

@@ -21,22 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The largest stencil of an elastic or gravity kind (avi_model_stencil). */
-enum { STENCIL_MAX = AVI_MIDEDGE_SLOTS };
 
 /* g = grad V_i(x) of elastic or gravity potential i of a kind, x its
- * stencil's positions: the one per-kind gradient dispatch of this file (a
- * new kind adds a case here; its step and stencil come from the model). */
+ * stencil's positions (the kinds table, core/kinds.h). */
 static void potential_gradient(const avi_model *m, unsigned kind, uint32_t i, const double (*x)[3], double (*g)[3])
 {
-    switch (kind) {
-    case AVI_KIND_SPRING: avi_spring_gradient(&m->springs[i], x, g); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_gradient(&m->membranes[i], x, g); break;
-    case AVI_KIND_HINGE: avi_hinge_gradient(&m->hinges[i], x, g); break;
-    case AVI_KIND_TET: avi_tet_gradient(&m->tets[i], x, g); break;
-    case AVI_KIND_MIDEDGE: avi_midedge_gradient(&m->midedges[i], x, g); break;
-    default: avi_gravity_gradient(&m->gravity[i], x, g); break;
-    }
+    avi_kind_gradient(kind, avi_kind_record(m, kind, i), x, g);
 }
 
 /* What one pass over the clocks reads and writes (avi_owed_apply). */
@@ -59,7 +49,7 @@ static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, dou
     if (w == 0.0 && h == 0.0) return;
     const uint32_t *v;
     int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
-    double x[STENCIL_MAX][3], g[STENCIL_MAX][3];
+    double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], s->xt[v[a]]);
     potential_gradient(s->m, kind, i, (const double (*)[3])x, g);
     double c = 0.5 * (0.25 - u * u) * h * h;
@@ -85,8 +75,8 @@ static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u,
     if (h == 0.0 || kind == AVI_KIND_GRAVITY) return; /* gravity: H = 0 */
     const uint32_t *v;
     int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
-    double x[STENCIL_MAX][3], vs[STENCIL_MAX][3], xp[STENCIL_MAX][3], xm[STENCIL_MAX][3];
-    double gp[STENCIL_MAX][3], gm[STENCIL_MAX][3], size = 0.0, speed = 0.0;
+    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
+    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
     for (int a = 0; a < n; a++) {
         v3_copy(x[a], s->xt[v[a]]);
         v3_add(vs[a], s->V[v[a]].v, s->imp[v[a]]);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 typedef struct {
-    uint32_t v;
+    uint32_t v[1]; /* the stencil: one vertex */
     double mg[3]; /* m g */
     double dt;
 } avi_gravity;

@@ -30,7 +30,7 @@ double avi_sync_potential_energy(const avi_model *m, const double (*x)[3])
 {
     double s = avi_model_elastic_energy(m, x);
     for (size_t i = 0; i < m->ngravity; i++)
-        s += avi_gravity_energy(&m->gravity[i], (const double (*)[3]) & x[m->gravity[i].v]);
+        s += avi_gravity_energy(&m->gravity[i], (const double (*)[3]) & x[m->gravity[i].v[0]]);
     return s;
 }
 
@@ -51,8 +51,8 @@ void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, d
     for (size_t i = 0; i < m->ngravity; i++) {
         avi_gravity_gradient(&m->gravity[i], NULL, gs);
         for (int c = 0; c < 3; c++) {
-            g[m->gravity[i].v][c] += s * gs[0][c];
-            if (absg) absg[m->gravity[i].v][c] += fabs(s * gs[0][c]);
+            g[m->gravity[i].v[0]][c] += s * gs[0][c];
+            if (absg) absg[m->gravity[i].v[0]][c] += fabs(s * gs[0][c]);
         }
     }
 }

@@ -102,14 +102,19 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (m->has_contact && !avi_sync_handles_contact(o.type))
         return fail(err, AVI_ERR_INPUT, "this synchronous integrator does not handle contact (dcr, sync-explicit and "
                                         "sync-implicit do); the model has contact enabled");
-    /* The explicit updates step the edge DOF records with the vertices; the
-     * implicit ones assemble Hessians, which mid-edge bending does not have
-     * yet, and damping has no mid-edge term. */
-    if (m->nmidedge && (!(o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR) || o.damping != 0.0))
-        return fail(err, AVI_ERR_INPUT,
-                    o.damping != 0.0 ? "damping does not handle bending: midedge yet; use bending: hinge"
-                                     : "this synchronous integrator does not handle bending: midedge yet; use "
-                                       "sync-explicit, dcr or avi, or bending: hinge");
+    /* The explicit updates (sync-explicit, dcr) step every record, edge DOFs
+     * included, with the gradients of the kinds table; the implicit ones
+     * and damping assemble Hessians (core/damping.c), which a kind without
+     * the damped flag (mid-edge bending) does not have: refused. */
+    avi_kind undamped = avi_model_undamped_kind(m);
+    int explicit_step = o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR;
+    if (undamped != AVI_KIND_COUNT && (!explicit_step || o.damping != 0.0)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s does not handle %s potentials yet; use integrator.type avi, sync-explicit or "
+                 "dcr without damping%s", o.damping != 0.0 ? "damping" : "this synchronous integrator",
+                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? ", or bending: hinge" : "");
+        return fail(err, AVI_ERR_INPUT, msg);
+    }
     if (!(o.h > 0.0)) {
         /* The smallest step of any potential: stable for every one of them. */
         double h = INFINITY;
@@ -197,10 +202,12 @@ int avi_engine_set_damping(avi_engine *e, double kd)
         snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
         return AVI_ERR_INPUT;
     }
-    if (kd > 0.0 && e->model->nmidedge) {
+    avi_kind undamped = avi_model_undamped_kind(e->model);
+    if (kd > 0.0 && undamped != AVI_KIND_COUNT) {
         e->err.status = AVI_ERR_INPUT;
         snprintf(e->err.message, sizeof e->err.message,
-                 "damping is not implemented for bending: midedge (it needs the element's Hessian); use bending: hinge");
+                 "damping is not implemented for %s potentials (it needs the element's Hessian)%s",
+                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? "; use bending: hinge" : "");
         return AVI_ERR_INPUT;
     }
     e->damping = kd;

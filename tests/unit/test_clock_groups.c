@@ -374,7 +374,7 @@ START_TEST(test_group_vertex_lists)
             switch (id >> AVI_ID_KIND_SHIFT) {
             case AVI_KIND_SPRING: v = m->springs[i].v; n = 2; break;
             case AVI_KIND_TET: v = m->tets[i].v; n = 4; break;
-            case AVI_KIND_GRAVITY: v = &m->gravity[i].v; n = 1; break;
+            case AVI_KIND_GRAVITY: v = m->gravity[i].v; n = 1; break;
             default: ck_abort_msg("unexpected kind in the levels model"); return;
             }
             for (int a = 0; a < n; a++) seen[v[a]] = 1;

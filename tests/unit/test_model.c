@@ -296,6 +296,52 @@ START_TEST(test_rounding_equal_steps_merge)
 }
 END_TEST
 
+/* The kinds table (core/kinds.h) has one row per potential kind, in rank
+ * order: a kind added to include/avi/types.h without its row fails here
+ * (the engine would have no event for it). Each row's stencil fits the
+ * generic work arrays, its mesh vertices lead its slots, and its stencil,
+ * count and step lookups read the model's array. */
+START_TEST(test_kinds_table)
+{
+    unsigned kinds[AVI_KIND_COUNT + 1], n = 0;
+#define ROW(K, ...) kinds[n < AVI_KIND_COUNT ? n : AVI_KIND_COUNT] = K, n++;
+    AVI_POTENTIAL_KINDS(ROW)
+#undef ROW
+    ck_assert_uint_eq(n, AVI_KIND_CONTACT);
+    for (unsigned k = 0; k < n; k++) {
+        ck_assert_uint_eq(kinds[k], k);
+        ck_assert_int_gt(avi_kind_slots(k), 0);
+        ck_assert_int_le(avi_kind_slots(k), AVI_STENCIL_MAX);
+        ck_assert_int_gt(avi_kind_vertices(k), 0);
+        ck_assert_int_le(avi_kind_vertices(k), avi_kind_slots(k));
+        ck_assert_uint_gt(avi_kind_record_size(k), 0);
+    }
+    ck_assert_int_eq(avi_kind_slots(AVI_KIND_CONTACT), 0);
+    ck_assert(avi_kind_flags(AVI_KIND_GRAVITY) == 0); /* external, not damped */
+    /* A spring and gravity: the lookups name the records of the model. */
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "b");
+    double x0[3] = {0, 0, 0}, x1[3] = {1, 0, 0}, g[3] = {0, 0, -9.81};
+    avi_model_add_vertex(m, b, x0);
+    avi_model_add_vertex(m, b, x1);
+    ck_assert_int_eq(avi_model_add_mass(m, 0, 1.0), AVI_OK);
+    ck_assert_int_eq(avi_model_add_mass(m, 1, 1.0), AVI_OK);
+    ck_assert_int_eq(avi_model_add_spring(m, 0, 1, 100.0, 1.0), AVI_OK);
+    avi_model_set_gravity(m, g);
+    ck_assert_int_eq(avi_model_finalize(m, NULL), AVI_OK);
+    const uint32_t *v;
+    ck_assert_int_eq(avi_model_stencil(m, AVI_KIND_SPRING, 0, &v), 2);
+    ck_assert(v == m->springs[0].v && avi_kind_record(m, AVI_KIND_SPRING, 0) == &m->springs[0]);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_GRAVITY), 2);
+    ck_assert_int_eq(avi_model_stencil(m, AVI_KIND_GRAVITY, 1, &v), 1);
+    ck_assert_uint_eq(v[0], 1);
+    ck_assert(avi_model_time_step(m, AVI_KIND_SPRING, 0) == m->springs[0].dt && m->springs[0].dt > 0.0);
+    ck_assert_int_eq(avi_model_stencil(m, AVI_KIND_CONTACT, 0, &v), 0);
+    ck_assert_ptr_null(v);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -311,6 +357,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_time_step_rules);
     tcase_add_test(tc, test_step_levels);
     tcase_add_test(tc, test_rounding_equal_steps_merge);
+    tcase_add_test(tc, test_kinds_table);
     suite_add_tcase(s, tc);
     return s;
 }

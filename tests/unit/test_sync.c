@@ -407,6 +407,49 @@ START_TEST(test_damping_potential)
 }
 END_TEST
 
+/* A square shell of two triangles with bending `bending`, finalized. */
+static avi_model *square_shell(avi_bending bending)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "s");
+    const double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0.1}, {0, 1, 0}};
+    for (int i = 0; i < 4; i++) avi_model_add_vertex(m, b, X[i]);
+    const uint32_t tri[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    avi_shell_material mat = {1e6, 0.3, 1000.0, 1e-2};
+    ck_assert_int_eq(avi_model_add_shell_mesh(m, tri, 2, &mat, bending, 0), AVI_OK);
+    ck_assert_int_eq(avi_model_finalize(m, NULL), AVI_OK);
+    return m;
+}
+
+/* A kind without a Hessian and damping potential in core/damping.c (no
+ * AVI_KIND_DAMPED in its row of core/kinds.h: midedge) makes the
+ * synchronous integrators and damping refuse the model, naming the kind;
+ * the same shell with hinges (damped) is accepted by both. */
+START_TEST(test_undamped_kind_refused)
+{
+    for (int bending = AVI_BENDING_HINGE; bending <= AVI_BENDING_MIDEDGE; bending++) {
+        avi_model *m = square_shell((avi_bending)bending);
+        int refused = bending == AVI_BENDING_MIDEDGE;
+        ck_assert_int_eq(avi_model_undamped_kind(m), refused ? AVI_KIND_MIDEDGE : AVI_KIND_COUNT);
+        avi_sync_options o = avi_default_sync_options();
+        o.type = AVI_INTEGRATOR_SYNC_EXPLICIT;
+        avi_error err;
+        avi_engine *e = avi_engine_create_with(m, &o, &err);
+        ck_assert(refused ? e == NULL : e != NULL);
+        if (refused) ck_assert_msg(strstr(err.message, "midedge") != NULL, "%s", err.message);
+        avi_engine_destroy(e);
+        o = avi_default_sync_options();
+        o.type = AVI_INTEGRATOR_AVI;
+        o.damping = 1e-3;
+        e = avi_engine_create_with(m, &o, &err);
+        ck_assert(refused ? e == NULL : e != NULL);
+        if (refused) ck_assert_msg(strstr(err.message, "damping") && strstr(err.message, "midedge"), "%s", err.message);
+        avi_engine_destroy(e);
+        avi_model_destroy(m);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sync");
@@ -421,6 +464,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pendulum);
     tcase_add_test(tc, test_scene_constraints);
     tcase_add_test(tc, test_scene_constraint_errors);
+    tcase_add_test(tc, test_undamped_kind_refused);
     suite_add_tcase(s, tc);
     return s;
 }
