@@ -261,7 +261,9 @@ static int list_pairs(struct avi_dcr *d, double need)
  * cannot be told from a turn. */
 static int step_pairs(struct avi_dcr *d, const avi_vertex *V, double maxmove, const dcr_pair **bad)
 {
-    if (list_pairs(d, d->delta + 4.0 * maxmove + 2.0 * max_move(d, V, (const double (*)[3])d->xb))) return -1;
+    /* Before the first list xb holds nothing (list_pairs builds one then). */
+    double since = d->listed ? max_move(d, V, (const double (*)[3])d->xb) : 0.0;
+    if (list_pairs(d, d->delta + 4.0 * maxmove + 2.0 * since)) return -1;
     for (size_t i = 0; i < d->npair; i++) {
         dcr_pair *p = &d->pair[i];
         double x[4][3], mv = 0.0, w[3];
@@ -400,6 +402,7 @@ double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t)
         const avi_vertex *p = &m->vert[a];
         double w[3];
         for (int c = 0; c < 3; c++) d->x0[a][c] = p->x[c] + (t - p->tau) * p->v[c];
+        if (!d->listed) continue; /* no list yet: xb holds nothing, list_pairs builds one */
         v3_sub(w, d->x0[a], d->xb[a]);
         D = fmax(D, v3_norm(w));
     }
