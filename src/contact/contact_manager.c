@@ -35,8 +35,7 @@ static int cmp_edge(const void *pa, const void *pb)
 void avi_contact_destroy(avi_contact_manager *cm)
 {
     if (!cm) return;
-    free(cm->points);
-    free(cm->edges);
+    avi_contact_surface_free(&cm->surf);
     free(cm->pot);
     free(cm->st);
     free(cm->hash);
@@ -90,16 +89,36 @@ int avi_contact_primitives(const avi_model *m, uint32_t **points, size_t *npoint
     return 0;
 }
 
+int avi_contact_surface_init(avi_contact_surface *s, const avi_model *m)
+{
+    memset(s, 0, sizeof *s);
+    if (!m->has_contact) return 0;
+    if (avi_contact_primitives(m, &s->points, &s->npoints, &s->edges, &s->nedges)) return -1;
+    s->tris = (const uint32_t (*)[3])m->contact_tri;
+    s->ntris = m->ncontact_tri;
+    for (size_t e = 0; e < s->nedges; e++) {
+        double d[3];
+        v3_sub(d, m->rest[s->edges[e][1]], m->rest[s->edges[e][0]]);
+        s->mean_edge += v3_norm(d) / (double)s->nedges;
+    }
+    return 0;
+}
+
+void avi_contact_surface_free(avi_contact_surface *s)
+{
+    free(s->points);
+    free(s->edges);
+    memset(s, 0, sizeof *s);
+}
+
 avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
 {
     avi_contact_manager *cm = calloc(1, sizeof *cm);
     if (!cm) goto oom;
     cm->model = m;
-    cm->tris = (const uint32_t (*)[3])m->contact_tri;
-    cm->ntris = m->ncontact_tri;
     cm->x = malloc((m->nv ? m->nv : 1) * sizeof *cm->x);
     cm->layer_sum = calloc(m->nv + 1, sizeof *cm->layer_sum);
-    if (!cm->x || !cm->layer_sum || avi_contact_primitives(m, &cm->points, &cm->npoints, &cm->edges, &cm->nedges)) goto oom;
+    if (!cm->x || !cm->layer_sum || avi_contact_surface_init(&cm->surf, m)) goto oom;
 
     cm->eta1 = m->contact.thickness;
     cm->eta_inf = m->contact.inner_thickness;
@@ -109,19 +128,13 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->max_layers = m->contact.max_layers;
     cm->mu = m->contact.friction;
     /* Cells about one edge long (at rest), and never below the search radius. */
-    double len = 0.0;
-    for (size_t e = 0; e < cm->nedges; e++) {
-        double d[3];
-        v3_sub(d, m->rest[cm->edges[e][1]], m->rest[cm->edges[e][0]]);
-        len += v3_norm(d) / (double)cm->nedges;
-    }
-    cm->cell = fmax(len, 2.0 * cm->eta1);
+    cm->cell = fmax(cm->surf.mean_edge, 2.0 * cm->eta1);
     /* With nothing moving, the manager still looks every 100 of the
      * smallest steps of a contact vertex. */
     double dt_min = INFINITY, im_max = 0.0;
-    for (size_t i = 0; i < cm->npoints; i++) {
-        dt_min = fmin(dt_min, m->vertex_dt[cm->points[i]]);
-        im_max = fmax(im_max, m->vert[cm->points[i]].inv_mass);
+    for (size_t i = 0; i < cm->surf.npoints; i++) {
+        dt_min = fmin(dt_min, m->vertex_dt[cm->surf.points[i]]);
+        im_max = fmax(im_max, m->vert[cm->surf.points[i]].inv_mass);
     }
     if (!isfinite(dt_min)) dt_min = im_max > 0.0 ? 2.0 * cm->safety / sqrt(cm->k1 * im_max) : 1.0;
     cm->window_max = 100.0 * dt_min;
@@ -406,10 +419,10 @@ static int coarse_rebuild(avi_contact_manager *cm, double t, double window, doub
     cm->coarse_vcap = COARSE_HEADROOM * cm->vcap;
     double rc = r + 2.0 * cm->coarse_vcap * horizon;
     double cell = fmax(cm->cell, rc);
-    long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->points, cm->npoints, cm->tris, cm->ntris, rc,
+    long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->surf.points, cm->surf.npoints, cm->surf.tris, cm->surf.ntris, rc,
                                 cell);
     if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_vf, &cm->skip_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
-    n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->edges, cm->nedges, rc, cell);
+    n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->surf.edges, cm->surf.nedges, rc, cell);
     if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_ee, &cm->skip_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
     cm->coarse_until = t + horizon;
     cm->coarse_builds++;
@@ -422,10 +435,10 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
     cm->runs++;
     cm->epoch++;
     double vmax2 = 0.0;
-    for (size_t i = 0; i < cm->npoints; i++) {
-        const avi_vertex *p = &m->vert[cm->points[i]];
+    for (size_t i = 0; i < cm->surf.npoints; i++) {
+        const avi_vertex *p = &m->vert[cm->surf.points[i]];
         double h = t - p->tau;
-        for (int c = 0; c < 3; c++) cm->x[cm->points[i]][c] = p->x[c] + h * p->v[c];
+        for (int c = 0; c < 3; c++) cm->x[cm->surf.points[i]][c] = p->x[c] + h * p->v[c];
         vmax2 = fmax(vmax2, v3_dot(p->v, p->v));
     }
     double margin = MARGIN_FRACTION * cm->eta1;
@@ -444,15 +457,15 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
     for (size_t c = 0; c < cm->ncoarse_vf; c++) {
         if (cm->skip_vf[c] > t) continue;
         const avi_candidate *k = &cm->coarse_vf[c];
-        const uint32_t *tri = cm->tris[k->b];
-        uint32_t v[4] = {cm->points[k->a], tri[0], tri[1], tri[2]};
+        const uint32_t *tri = cm->surf.tris[k->b];
+        uint32_t v[4] = {cm->surf.points[k->a], tri[0], tri[1], tri[2]};
         int rc = reach(e, cm, AVI_STENCIL_VF, v[0], k->b, v, t, margin, &cm->skip_vf[c]);
         if (rc) return rc;
     }
     for (size_t c = 0; c < cm->ncoarse_ee; c++) {
         if (cm->skip_ee[c] > t) continue;
         const avi_candidate *k = &cm->coarse_ee[c];
-        uint32_t v[4] = {cm->edges[k->a][0], cm->edges[k->a][1], cm->edges[k->b][0], cm->edges[k->b][1]};
+        uint32_t v[4] = {cm->surf.edges[k->a][0], cm->surf.edges[k->a][1], cm->surf.edges[k->b][0], cm->surf.edges[k->b][1]};
         int rc = reach(e, cm, AVI_STENCIL_EE, k->a, k->b, v, t, margin, &cm->skip_ee[c]);
         if (rc) return rc;
     }

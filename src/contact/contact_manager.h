@@ -47,18 +47,25 @@ typedef struct {
     double dt1;         /* layer-1 step of this stencil */
 } avi_contact_stencil;
 
+/* The primitives of vertex-face and edge-edge stencils (the contact
+ * manager's and the DCR stage's). */
+typedef struct {
+    uint32_t *points; /* contact points, sorted, once */
+    size_t npoints;
+    const uint32_t (*tris)[3]; /* contact triangles */
+    size_t ntris;
+    uint32_t (*edges)[2]; /* their edges (a < b), sorted, once */
+    size_t nedges;
+    double mean_edge; /* their mean rest length (0 without edges): the broad phase's cell */
+} avi_contact_surface;
+
 typedef struct avi_contact_manager {
     /* First: what the engine's event loop reads (core/engine_internal.h):
      * next_run, the speed cap's square vcap2, speed_triggers. */
     avi_contact_clock clock;
     const avi_model *model; /* whose vertex records the manager drifts and kicks */
     /* contact-eligible primitives (model vertex indices) */
-    uint32_t *points;
-    size_t npoints;
-    const uint32_t (*tris)[3];
-    size_t ntris;
-    uint32_t (*edges)[2];
-    size_t nedges;
+    avi_contact_surface surf;
     double eta1, eta_inf, k1, safety, neighbor_ratio;
     double mu;            /* Coulomb friction coefficient, 0: none */
     double friction_work; /* energy friction impulses removed so far (>= 0) */
@@ -101,6 +108,12 @@ typedef struct avi_contact_manager {
  * stencils. 0, or -1 when out of memory. */
 int avi_contact_primitives(const avi_model *m, uint32_t **points, size_t *npoints, uint32_t (**edges)[2],
                            size_t *nedges);
+
+/* A model's contact surface with its primitives, as above, and its contact
+ * triangles (the model's array, not copied); empty without contact. 0, or
+ * -1 when out of memory. */
+int avi_contact_surface_init(avi_contact_surface *s, const avi_model *m);
+void avi_contact_surface_free(avi_contact_surface *s);
 
 /* Builds the manager of a finalized model with contact; NULL on error. */
 avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err);

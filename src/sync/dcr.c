@@ -72,12 +72,7 @@ typedef struct {
 } dcr_pair;
 
 struct avi_dcr {
-    uint32_t *points;
-    size_t npoints;
-    const uint32_t (*tris)[3];
-    size_t ntris;
-    uint32_t (*edges)[2];
-    size_t nedges;
+    avi_contact_surface surf;
     double delta, cell;
     double mu;            /* contact.friction */
     double friction_work; /* kinetic energy friction jumps have removed */
@@ -97,8 +92,7 @@ struct avi_dcr {
 void avi_dcr_destroy(struct avi_dcr *d)
 {
     if (!d) return;
-    free(d->points);
-    free(d->edges);
+    avi_contact_surface_free(&d->surf);
     free(d->x0);
     free(d->xb);
     free(d->pair);
@@ -112,22 +106,13 @@ struct avi_dcr *avi_dcr_create(const avi_model *m)
     if (!d) return NULL;
     d->x0 = malloc((m->nv ? m->nv : 1) * sizeof *d->x0);
     d->xb = malloc((m->nv ? m->nv : 1) * sizeof *d->xb);
-    if (!d->x0 || !d->xb || avi_contact_primitives(m, &d->points, &d->npoints, &d->edges, &d->nedges)) {
+    if (!d->x0 || !d->xb || avi_contact_surface_init(&d->surf, m)) {
         avi_dcr_destroy(d);
         return NULL;
     }
-    d->tris = (const uint32_t (*)[3])m->contact_tri;
-    d->ntris = m->has_contact ? m->ncontact_tri : 0;
-    if (!m->has_contact) d->npoints = d->nedges = 0;
     d->delta = m->contact.thickness;
     d->mu = m->contact.friction;
-    double len = 0.0;
-    for (size_t k = 0; k < d->nedges; k++) {
-        double e[3];
-        v3_sub(e, m->rest[d->edges[k][1]], m->rest[d->edges[k][0]]);
-        len += v3_norm(e) / (double)d->nedges;
-    }
-    d->cell = len;
+    d->cell = d->surf.mean_edge;
     return d;
 }
 
@@ -206,17 +191,17 @@ static int find_pairs(struct avi_dcr *d, const double (*x)[3], double r)
 {
     d->npair = 0;
     double cell = fmax(d->cell, 2.0 * r);
-    long n = avi_broad_phase_vf(&d->bp, x, d->points, d->npoints, d->tris, d->ntris, r, cell);
+    long n = avi_broad_phase_vf(&d->bp, x, d->surf.points, d->surf.npoints, d->surf.tris, d->surf.ntris, r, cell);
     if (n < 0) return -1;
     for (long k = 0; k < n; k++) {
-        const uint32_t *t = d->tris[d->bp.out[k].b];
-        uint32_t v[4] = {d->points[d->bp.out[k].a], t[0], t[1], t[2]};
+        const uint32_t *t = d->surf.tris[d->bp.out[k].b];
+        uint32_t v[4] = {d->surf.points[d->bp.out[k].a], t[0], t[1], t[2]};
         if (add_pair(d, AVI_STENCIL_VF, v)) return -1;
     }
-    n = avi_broad_phase_ee(&d->bp, x, (const uint32_t (*)[2])d->edges, d->nedges, r, cell);
+    n = avi_broad_phase_ee(&d->bp, x, (const uint32_t (*)[2])d->surf.edges, d->surf.nedges, r, cell);
     if (n < 0) return -1;
     for (long k = 0; k < n; k++) {
-        const uint32_t *a = d->edges[d->bp.out[k].a], *b = d->edges[d->bp.out[k].b];
+        const uint32_t *a = d->surf.edges[d->bp.out[k].a], *b = d->surf.edges[d->bp.out[k].b];
         uint32_t v[4] = {a[0], a[1], b[0], b[1]};
         if (add_pair(d, AVI_STENCIL_EE, v)) return -1;
     }
@@ -228,8 +213,8 @@ static int find_pairs(struct avi_dcr *d, const double (*x)[3], double r)
 static double max_move(const struct avi_dcr *d, const avi_vertex *V, const double (*y)[3])
 {
     double mm = 0.0;
-    for (size_t i = 0; i < d->npoints; i++) {
-        uint32_t a = d->points[i];
+    for (size_t i = 0; i < d->surf.npoints; i++) {
+        uint32_t a = d->surf.points[i];
         double w[3];
         v3_sub(w, V[a].x, y[a]);
         mm = fmax(mm, v3_norm(w));
@@ -243,7 +228,7 @@ static int list_pairs(struct avi_dcr *d, double need)
 {
     double reach = DCR_LIST_REACH * d->delta;
     if (d->listed && need <= reach) return 0;
-    for (size_t i = 0; i < d->npoints; i++) v3_copy(d->xb[d->points[i]], d->x0[d->points[i]]);
+    for (size_t i = 0; i < d->surf.npoints; i++) v3_copy(d->xb[d->surf.points[i]], d->x0[d->surf.points[i]]);
     if (find_pairs(d, (const double (*)[3])d->xb, reach)) return -1;
     d->listed = 1;
     return 0;
@@ -397,8 +382,8 @@ double avi_dcr_min_distance(struct avi_dcr *d, const avi_model *m, double t)
     /* x0 is the steps' scratch: free between steps. The list serves if no
      * unlisted stencil can be within 2 delta. */
     double D = 0.0;
-    for (size_t i = 0; i < d->npoints; i++) {
-        uint32_t a = d->points[i];
+    for (size_t i = 0; i < d->surf.npoints; i++) {
+        uint32_t a = d->surf.points[i];
         const avi_vertex *p = &m->vert[a];
         double w[3];
         for (int c = 0; c < 3; c++) d->x0[a][c] = p->x[c] + (t - p->tau) * p->v[c];
@@ -431,5 +416,5 @@ int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)
         for (int c = 0; c < 3; c++) p->x[c] += h * p->v[c];
         p->tau = t1;
     }
-    return d->npoints ? resolve(e, s, d) : AVI_OK;
+    return d->surf.npoints ? resolve(e, s, d) : AVI_OK;
 }
