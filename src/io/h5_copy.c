@@ -63,9 +63,16 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: has %ld rows, its checkpoint needs %zu (truncated, or not the output of this checkpoint)", name, have_rows < 0 ? 0 : have_rows, rows);
 
     /* Rows: one array per observable, then one avi_observation per row. */
-    static const char *scalars[] = {"kinetic_energy", "elastic_energy", "contact_energy", "external_energy",
-                                    "total_energy", "min_contact_distance", "friction_work",
-                                    "kinetic_energy_midstep", "total_energy_midstep"};
+    /* Each observable and what an output from before it existed stands in
+     * for it with: REQUIRED, ZERO (no friction work was done) or the index
+     * of another (the old energies were the mid-step ones). */
+    enum { REQUIRED = -1, ZERO = -2 };
+    static const struct {
+        const char *name;
+        int absent;
+    } scalars[] = {{"kinetic_energy", REQUIRED},   {"elastic_energy", REQUIRED},      {"contact_energy", REQUIRED},
+                   {"external_energy", REQUIRED},  {"total_energy", REQUIRED},        {"min_contact_distance", REQUIRED},
+                   {"friction_work", ZERO},        {"kinetic_energy_midstep", 0},     {"total_energy_midstep", 4}};
     enum { NSCALAR = sizeof scalars / sizeof *scalars };
     double *sc[NSCALAR] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
     int64_t *step = NULL, *events = NULL, *active = NULL, *by_kind = NULL;
@@ -84,12 +91,11 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     }
     char path[512];
     for (int k = 0; k < NSCALAR && !rc; k++) {
-        snprintf(path, sizeof path, "/observables/%s/value", scalars[k]);
-        /* An output from before these observables existed: no friction work
-         * done, and its energies were the mid-step ones. */
-        if (k >= 6 && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
-            if (k == 6) memset(sc[k], 0, n * sizeof(double));
-            else memcpy(sc[k], sc[k == 7 ? 0 : 4], n * sizeof(double));
+        snprintf(path, sizeof path, "/observables/%s/value", scalars[k].name);
+        int absent = scalars[k].absent;
+        if (absent != REQUIRED && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
+            if (absent == ZERO) memset(sc[k], 0, n * sizeof(double));
+            else memcpy(sc[k], sc[absent], n * sizeof(double));
             continue;
         }
         if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
