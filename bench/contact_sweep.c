@@ -4,19 +4,22 @@
  *
  *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two]
  *       [--levels L] [--safety S] [--stiffness K1] [--tet-dt DT] [--contact-dt DT] [--samples K]
+ *       [--trace FILE]
  *   build/bench/contact_sweep --sweep    thickness x N x speed x steps, the table of bench/README.md
  *
  * Defaults: N 8, thickness 5e-5, inner thickness thickness / 5, 0.2 m/s,
  * default step levels (--levels 0: exact steps), automatic stiffness; K
  * observations per Hertz duration (default 400). One line per run on stderr
- * and a JSON object on stdout: E - E0 at the end and its largest |.| over
- * the run (over E0), restitution (centres of mass), contact duration
+ * and a JSON object on stdout: E - E0 at the end, its mean after the last
+ * contact and its largest |.| over the run (over E0), restitution (centres of mass), contact duration
  * (contact energy > 0) and peak approach of the centres beyond first touch
  * against Hertz, closest distance, deepest layer, and the largest omega dt
  * seen (probe below): of one layer at its step, of a stencil's penetrated
  * layers together at their steps, and of a contact vertex at the smallest
  * elastic step on it as it runs (refined clocks at dt_0 / 2^level,
- * src/core/refine.h). */
+ * src/core/refine.h). --trace FILE: per observation, t, the observed and
+ * mid-step totals, contact energy, active layers, deepest layer, refined
+ * potentials and level changes so far. */
 #include "../tests/physics/ball_drop.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
@@ -29,6 +32,7 @@
 typedef struct {
     int deepest;
     double wdt_max, wdt_layer_max, wdt_el, k1;
+    FILE *trace; /* --trace: one line per observation */
 } layer_probe;
 
 static double stencil_im(const avi_model *m, const avi_contact_potential *p)
@@ -43,6 +47,20 @@ static double stencil_im(const avi_model *m, const avi_contact_potential *p)
         b = fmax(V[p->v[2]].inv_mass, V[p->v[3]].inv_mass);
     }
     return a + b;
+}
+
+/* --trace: time, observed total and mid-step total, contact energy, active
+ * layers, deepest layer, refined potentials, their level changes so far. */
+static void trace_row(const avi_engine *e, double t, int deepest, FILE *f)
+{
+    avi_observation o;
+    avi_engine_observe(e, t, &o);
+    size_t refined = 0;
+    const avi_refine *r = e->refine;
+    for (size_t p = 0; r && p < r->npot; p++) refined += r->level[p] > 0;
+    fprintf(f, "%.9e %.12e %.12e %.6e %llu %d %zu %llu\n", t, o.total, o.total_midstep, o.contact,
+            (unsigned long long)o.active_contact_potentials, deepest, refined,
+            (unsigned long long)(r ? r->switches : 0));
 }
 
 /* Per observation: the deepest layer, the largest omega dt of a layer on
@@ -98,30 +116,34 @@ static void probe(const avi_engine *e, double t, void *user)
     if (deepest > lp->deepest) lp->deepest = deepest;
     lp->wdt_max = fmax(lp->wdt_max, wdt);
     lp->wdt_layer_max = fmax(lp->wdt_layer_max, wdt_layer);
+    if (lp->trace) trace_row(e, t, deepest, lp->trace);
 }
+
+static FILE *trace_file;
 
 static int run_one(const ball_drop_setup *s, int samples)
 {
     layer_probe lp = {0};
+    lp.trace = trace_file;
     ball_drop_setup t = *s;
     t.probe = probe;
     t.user = &lp;
     ball_drop_result r;
     int rc = ball_drop_run(&t, samples, &r);
     fprintf(stderr,
-            "%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
+            "%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e after %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
             "delta/hertz-1 %+7.4f d_min %.3e layers %3d wdt layer %.3f stencil %.2f elastic %.2f events %.3g%s\n",
             s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels == 0 ? "exact" : "levels",
-            r.de_end / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
+            r.de_end / r.e0, r.de_after / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
             r.delta_max / r.hertz_delta - 1.0, r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events,
             rc ? " FAILED" : "");
     printf("{\"bench\": \"contact_sweep\", \"case\": \"%s\", \"n\": %d, \"thickness\": %g, \"inner\": %g, "
-           "\"speed\": %g, \"levels\": %d, \"de_end\": %.6g, \"de_max\": %.6g, \"restitution\": %.8g, "
+           "\"speed\": %g, \"levels\": %d, \"de_end\": %.6g, \"de_after\": %.6g, \"de_max\": %.6g, \"restitution\": %.8g, "
            "\"duration_error\": %.6g, \"indentation_error\": %.6g, \"d_min\": %.6g, \"k1\": %.6g, "
            "\"deepest_layer\": %d, \"wdt_layer\": %.4g, \"wdt_stencil\": %.4g, \"wdt_elastic\": %.4g, "
            "\"events\": %.0f, \"failed\": %s}\n",
            s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels, r.de_end / r.e0,
-           r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0, r.delta_max / r.hertz_delta - 1.0,
+           r.de_after / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0, r.delta_max / r.hertz_delta - 1.0,
            r.d_min, lp.k1, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events, rc ? "true" : "false");
     fflush(stdout);
     return rc;
@@ -143,6 +165,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tet-dt")) s.tet_dt = atof(v), i++;
         else if (!strcmp(a, "--stiffness")) s.stiffness = atof(v), i++;
         else if (!strcmp(a, "--samples")) samples = atoi(v), i++;
+        else if (!strcmp(a, "--trace")) trace_file = fopen(v, "w"), i++;
         else if (!strcmp(a, "--two")) s.two = 1;
         else if (!strcmp(a, "--sweep")) sweep = 1;
         else {

@@ -228,13 +228,23 @@ int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst)
 
 int avi_contact_reindex(avi_contact_manager *cm) { return hash_rebuild(cm, cm->nst); }
 
-/* Layer-1 step of a stencil: safety * 2 / omega with omega^2 bounded by
- * AVI_CONTACT_VALENCE k_1 (max inverse mass of side A + of side B): the
- * distance gradient has unit length on each side spread over convex
- * weights, and a vertex can be in that many overlapping stencils at once
- * (a vertex over a flat mesh is as close to every triangle and edge around
- * the nearest vertex). The neighbour cap of the time-step rule applies as to
- * elastic potentials. */
+/* Layer-1 step of a stencil: safety * 2 / (ONSET_RESOLUTION omega) with
+ * omega^2 bounded by AVI_CONTACT_VALENCE k_1 (max inverse mass of side A +
+ * of side B): the distance gradient has unit length on each side spread
+ * over convex weights, and a vertex can be in that many overlapping
+ * stencils at once (a vertex over a flat mesh is as close to every triangle
+ * and edge around the nearest vertex). The neighbour cap of the time-step
+ * rule applies as to elastic potentials. */
+/* A layer's force has a kink at d = eta_l (C^1 penalty), which the stencil
+ * crosses at a random phase of the layer's step: the leapfrog then keeps
+ * its energy only to about 0.25 (omega_l dt_l)^2 of the energy that went
+ * through the layer, either sign, per entry and exit (one mass through one
+ * such onset: 0.1-0.25 (omega h)^2 over the phases). At omega_l dt_l = 2
+ * safety / sqrt(AVI_CONTACT_VALENCE) = 0.125 that left up to 2.4e-3 of E0
+ * on the ball of docs/research/contact_energy.md; a layer step 4 times
+ * shorter keeps every run of its sweep within 1e-3 (contact events are a
+ * small share of a contact run's events). */
+#define ONSET_RESOLUTION 4.0
 static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
 {
     const avi_vertex *V = m->vert;
@@ -247,7 +257,7 @@ static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, con
         side_b = fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass);
     }
     double w2 = AVI_CONTACT_VALENCE * cm->k1 * (side_a + side_b);
-    double dt = w2 > 0.0 ? 2.0 * cm->safety / sqrt(w2) : cm->window_max;
+    double dt = w2 > 0.0 ? 2.0 * cm->safety / (ONSET_RESOLUTION * sqrt(w2)) : cm->window_max;
     if (cm->neighbor_ratio > 0.0) {
         double cap = INFINITY;
         for (int a = 0; a < 4; a++) cap = fmin(cap, m->vertex_dt[s->v[a]]);
