@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m)
+int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m, unsigned kinds)
 {
     memset(c, 0, sizeof *c);
     if (!(c->start = calloc(m->nv + 1, sizeof *c->start))) return -1;
     for (int pass = 0; pass < 2; pass++) {
         size_t total = 0;
-        for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
+        for (unsigned k = 0; k < kinds; k++)
             for (size_t i = 0, np = avi_model_potential_count(m, (avi_kind)k); i < np; i++) {
                 if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue; /* no clock */
                 const uint32_t *v;

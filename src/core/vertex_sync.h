@@ -7,14 +7,16 @@
 
 #include "core/engine_internal.h"
 
-/* Vertex -> ids of the elastic and gravity potentials with a clock on it
- * (CSR: ids[start[v] .. start[v + 1])). */
+/* Vertex -> ids of the potentials with a clock on it (CSR:
+ * ids[start[v] .. start[v + 1]), each vertex's in kind and index order). */
 typedef struct {
     uint32_t *start, *ids;
 } avi_vertex_clocks;
 
-/* Builds it for m's mesh vertices. 0, or -1 when out of memory. */
-int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m);
+/* Builds it for m's mesh vertices over the kinds below `kinds`
+ * (AVI_KIND_CONTACT: elastic and gravity; AVI_KIND_GRAVITY: elastic, as
+ * core/refine.c wants). 0, or -1 when out of memory (c then empty). */
+int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m, unsigned kinds);
 void avi_vertex_clocks_free(avi_vertex_clocks *c);
 
 /* dv[a] = -(1/m_v) sum_P w_P grad_v V_P(x(t)) for vertex v = v[a]: the

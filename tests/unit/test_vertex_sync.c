@@ -65,47 +65,57 @@ static void compare(avi_engine *e, const avi_vertex_clocks *c, double t, double 
     free(full);
 }
 
+typedef struct {
+    avi_model *m;
+    avi_engine *e;
+    avi_vertex_clocks c;
+} rig;
+
+static void rig_init(rig *r)
+{
+    r->m = chain();
+    avi_error err;
+    r->e = avi_engine_create(r->m, &err);
+    ck_assert_msg(r->e != NULL, "%s", err.message);
+    ck_assert_int_eq(avi_vertex_clocks_build(&r->c, r->m, AVI_KIND_CONTACT), 0);
+}
+
+static void rig_free(rig *r)
+{
+    avi_vertex_clocks_free(&r->c);
+    avi_engine_destroy(r->e);
+    avi_model_destroy(r->m);
+}
+
 START_TEST(test_matches_the_observable)
 {
-    avi_model *m = chain();
-    avi_error err;
-    avi_engine *e = avi_engine_create(m, &err);
-    ck_assert_msg(e != NULL, "%s", err.message);
-    avi_vertex_clocks c;
-    ck_assert_int_eq(avi_vertex_clocks_build(&c, m), 0);
+    rig r;
+    rig_init(&r);
     /* The steps differ (one per potential): between ticks everywhere. */
     double lo, hi;
-    avi_model_time_step_range(m, AVI_KIND_SPRING, &lo, &hi);
+    avi_model_time_step_range(r.m, AVI_KIND_SPRING, &lo, &hi);
     ck_assert_double_lt(lo, 0.99 * hi);
     for (int k = 1; k <= 40; k++) {
         double t = 0.137 * hi * k;
-        compare(e, &c, t, t);
+        compare(r.e, &r.c, t, t);
     }
     /* At a tick of spring 1 that has run. */
-    double h = avi_model_time_step(m, AVI_KIND_SPRING, 1), t = (double)200 * h;
-    compare(e, &c, t, nextafter(t, INFINITY));
-    avi_vertex_clocks_free(&c);
-    avi_engine_destroy(e);
-    avi_model_destroy(m);
+    double h = avi_model_time_step(r.m, AVI_KIND_SPRING, 1), t = (double)200 * h;
+    compare(r.e, &r.c, t, nextafter(t, INFINITY));
+    rig_free(&r);
 }
 END_TEST
 
-/* Nothing owed at t = 0 (no clock has ticked) nor for a pinned vertex. */
+/* Nothing owed at t = 0: no clock has ticked. */
 START_TEST(test_nothing_owed)
 {
-    avi_model *m = chain();
-    avi_error err;
-    avi_engine *e = avi_engine_create(m, &err);
-    ck_assert_msg(e != NULL, "%s", err.message);
-    avi_vertex_clocks c;
-    ck_assert_int_eq(avi_vertex_clocks_build(&c, m), 0);
+    rig r;
+    rig_init(&r);
     const uint32_t v[2] = {0, 3};
     double dv[2][3];
-    avi_engine_vertex_owed(e, &c, 0.0, v, 2, dv);
+    avi_engine_vertex_owed(r.e, &r.c, 0.0, v, 2, dv);
     for (int a = 0; a < 2; a++) ck_assert(dv[a][0] == 0.0 && dv[a][1] == 0.0 && dv[a][2] == 0.0);
-    avi_vertex_clocks_free(&c);
-    avi_engine_destroy(e);
-    avi_model_destroy(m);
+    rig_free(&r);
 }
 END_TEST
 
