@@ -45,7 +45,9 @@ for m in 0 "$mu"; do
   perf report -q -i "$out/perf.data" --stdio --sort symbol 2>/dev/null | awk -v m="$m" '
     { p = $1; sub("%", "", p); total += p }
     # src/contact (distances: avi_pt_/avi_ee_, ee_pair, pt_pair; the
-    # managers candidate sort: msort, cmp_candidate).
-    / (avi_contact|avi_broad_phase|avi_cell_entries|avi_pt_|avi_ee_|ee_pair|pt_pair|cmp_candidate|msort_with_tmp|avi_stencil|coarse_rebuild|keep_sorted|reach|activate|retire_deepest|hash_rebuild|friction_step|resolved_step)/ { c += p }
+    # managers candidate sort: msort, cmp_candidate), and the owed
+    # velocities of the friction work (avi_engine_vertex_owed in
+    # core/vertex_sync.c; the gradients it calls count as elastic).
+    / (avi_contact|avi_broad_phase|avi_cell_entries|avi_pt_|avi_ee_|ee_pair|pt_pair|cmp_candidate|msort_with_tmp|avi_stencil|coarse_rebuild|keep_sorted|reach|activate|retire_deepest|hash_rebuild|friction_step|resolved_step|avi_engine_vertex_owed|seen_before|clock_weight)/ { c += p }
     END { printf "{\"bench\": \"friction\", \"run\": \"mu=%s perf\", \"contact_share_of_samples\": %.3f}\n", m, c / total }'
 done

@@ -52,8 +52,10 @@ typedef struct {
      * synchronous engine with contact: closer than 2 contact.thickness);
      * +inf when there is none */
     double min_contact_distance;
-    /* Energy friction has dissipated since t = 0 (>= 0): total +
-     * friction_work stays flat. Not part of total. */
+    /* Energy friction has dissipated since t = 0: what its impulses took
+     * from the kinetic energy as the observable reads it (synchronized
+     * velocities), so that total + friction_work stays flat. Not part of
+     * total. */
     double friction_work;
     double kinetic_midstep;      /* with the stored mid-step velocities */
     double total_midstep;

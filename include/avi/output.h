@@ -14,7 +14,8 @@
  *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
  *                                 (attribute kinds) counts events per potential kind;
  *                                 friction_work (J) the energy friction impulses have
- *                                 removed since t = 0 (avi_observation.friction_work);
+ *                                 removed since t = 0 (avi_observation.friction_work;
+ *                                 docs/energy_observable.md, "Friction work");
  *                                 kinetic_energy and total_energy are those of the
  *                                 motion the integrator represents at the row's time
  *                                 (avi_observation; total_energy also lifts the

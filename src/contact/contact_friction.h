@@ -13,8 +13,10 @@
  * effective mass, clamped to mu * jn (jn >= 0: the event's normal impulse),
  * and it goes to each vertex with its closest-point weight and inverse mass
  * (pinned vertices: none), so that linear momentum is unchanged. Returns
- * the kinetic energy it removed (>= 0 in exact arithmetic). */
+ * the energy it removed from the observable's kinetic energy: owed[a] is
+ * what vertex v[a]'s synchronized velocity adds to its stored one
+ * (avi_engine_vertex_owed; NULL: none, then the return is >= 0). */
 double avi_contact_friction(avi_vertex *V, const uint32_t v[4], int type, const double gd[4][3], double jn,
-                            double mu);
+                            double mu, const double dv[4][3]);
 
 #endif

@@ -46,6 +46,7 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm->skip_vf);
     free(cm->skip_ee);
     avi_broad_phase_free(&cm->bp);
+    avi_vertex_clocks_free(&cm->clocks);
     free(cm);
 }
 
@@ -127,6 +128,7 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->neighbor_ratio = m->neighbor_ratio;
     cm->max_layers = m->contact.max_layers;
     cm->mu = m->contact.friction;
+    if (cm->mu > 0.0 && avi_vertex_clocks_build(&cm->clocks, m, AVI_KIND_CONTACT)) goto oom;
     /* Cells about one edge long (at rest), and never below the search radius. */
     cm->cell = fmax(cm->surf.mean_edge, 2.0 * cm->eta1);
     /* With nothing moving, the manager still looks every 100 of the
@@ -501,12 +503,15 @@ int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t)
 }
 
 /* Coulomb friction after a normal kick of impulse jn >= 0 on potential p
- * (contact_friction.h); a vertex it makes faster than the speed cap brings
- * the manager's run forward, as for the normal kick. */
-static void friction_step(avi_contact_manager *cm, avi_vertex *V, const avi_contact_potential *p,
+ * (contact_friction.h), its work taken with the synchronized velocities of
+ * the stencil's vertices; a vertex it makes faster than the speed cap
+ * brings the manager's run forward, as for the normal kick. */
+static void friction_step(avi_contact_manager *cm, const avi_engine *e, avi_vertex *V, const avi_contact_potential *p,
                           const double gd[4][3], double jn, double t)
 {
-    cm->friction_work += avi_contact_friction(V, p->v, p->type, gd, jn, cm->mu);
+    double dv[4][3];
+    avi_engine_vertex_owed(e, &cm->clocks, t, p->v, 4, dv);
+    cm->friction_work += avi_contact_friction(V, p->v, p->type, gd, jn, cm->mu, (const double (*)[3])dv);
     avi_check_speed(&cm->clock, V, p->v, 4, t);
 }
 
@@ -548,7 +553,7 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
         double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
         avi_kick(V, p->v, 4, w, (const double (*)[3])gd);
         avi_check_speed(&cm->clock, V, p->v, 4, t);
-        if (cm->mu > 0.0) friction_step(cm, V, p, (const double (*)[3])gd, -w, t);
+        if (cm->mu > 0.0) friction_step(cm, e, V, p, (const double (*)[3])gd, -w, t);
     }
     return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }

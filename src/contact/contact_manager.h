@@ -40,6 +40,7 @@
 #include "contact/broad_phase.h"
 #include "contact/contact_potential.h"
 #include "core/engine_internal.h"
+#include "core/vertex_sync.h"
 
 typedef struct {
     uint8_t type;
@@ -72,7 +73,8 @@ typedef struct avi_contact_manager {
     avi_contact_surface surf;
     double eta1, eta_inf, k1, safety, neighbor_ratio;
     double mu;            /* Coulomb friction coefficient, 0: none */
-    double friction_work; /* energy friction impulses removed so far (>= 0) */
+    double friction_work; /* energy friction impulses removed so far (contact_friction.h) */
+    avi_vertex_clocks clocks; /* with friction: the clocks on each vertex, for its synchronized velocity */
     int max_layers;
     double cell;          /* broad-phase cell size */
     double window_max;    /* longest manager window */

@@ -1,5 +1,6 @@
 /* Refined elastic clocks on vertices in contact: see refine.h. */
 #include "core/refine.h"
+#include "core/vertex_sync.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -24,30 +25,10 @@ void avi_refine_destroy(avi_refine *r)
  * refinement: its force does not depend on positions). */
 static int build_adjacency(avi_refine *r, const avi_model *m)
 {
-    if (!(r->adj_start = calloc(m->nv + 1, sizeof *r->adj_start))) return -1;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t total = 0;
-        for (unsigned k = 0; k < AVI_KIND_GRAVITY; k++)
-            for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
-                if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
-                const uint32_t *v;
-                int n = avi_model_stencil(m, (avi_kind)k, i, &v);
-                for (int a = 0; a < n; a++) {
-                    if (v[a] >= m->nv) continue; /* an edge DOF or ghost record: never in contact */
-                    if (pass == 0) r->adj_start[v[a] + 1]++;
-                    else r->adj[r->adj_start[v[a]]++] = avi_event_id(k, (uint32_t)i);
-                }
-                total += (size_t)n;
-            }
-        if (pass == 0) {
-            for (size_t v = 0; v < m->nv; v++) r->adj_start[v + 1] += r->adj_start[v];
-            if (!(r->adj = malloc((total + 1) * sizeof *r->adj))) return -1;
-        } else {
-            /* Each start was advanced to the next vertex's: shift back. */
-            memmove(r->adj_start + 1, r->adj_start, m->nv * sizeof *r->adj_start);
-            r->adj_start[0] = 0;
-        }
-    }
+    avi_vertex_clocks c;
+    if (avi_vertex_clocks_build(&c, m, AVI_KIND_GRAVITY)) return -1;
+    r->adj_start = c.start;
+    r->adj = c.ids;
     return 0;
 }
 

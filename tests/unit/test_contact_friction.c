@@ -70,7 +70,7 @@ static double check(stencil *s, double mu, double jn)
     for (int a = 0; a < 4; a++) W += s->c[a] * s->c[a] * s->V[a].inv_mass;
     double before[4][3];
     for (int a = 0; a < 4; a++) memcpy(before[a], s->V[a].v, sizeof before[a]);
-    double lost = avi_contact_friction(s->V, s->v, s->type, (const double (*)[3])s->gd, jn, mu);
+    double lost = avi_contact_friction(s->V, s->v, s->type, (const double (*)[3])s->gd, jn, mu, NULL);
     relative(s, &un1, ut1);
     momentum(s, p1, &ke1, &scale);
     double sp0 = sqrt(v3_dot(ut0, ut0)), sp1 = sqrt(v3_dot(ut1, ut1));
@@ -136,7 +136,7 @@ START_TEST(test_pinned_side)
     const double none[4] = {0, 0, 0, 0};
     stencil s;
     make(&s, AVI_STENCIL_VF, vf_x, vf_u, none);
-    ck_assert(avi_contact_friction(s.V, s.v, s.type, (const double (*)[3])s.gd, 1.0, 1.0) == 0.0);
+    ck_assert(avi_contact_friction(s.V, s.v, s.type, (const double (*)[3])s.gd, 1.0, 1.0, NULL) == 0.0);
 }
 END_TEST
 
