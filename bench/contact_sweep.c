@@ -25,6 +25,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     int deepest;
@@ -107,29 +108,33 @@ static int run_one(const ball_drop_setup *s, int samples)
     t.probe = probe;
     t.user = &lp;
     ball_drop_result r;
+    clock_t c0 = clock();
     int rc = ball_drop_run(&t, samples, &r);
+    double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     fprintf(stderr,
             "%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
-            "delta/hertz-1 %+7.4f d_min %.3e layers %3d wdt layer %.3f stencil %.2f elastic %.2f events %.3g%s\n",
+            "delta/hertz-1 %+7.4f grading %.2f t_half/hertz-1 %+7.4f compression/hertz-1 %+7.4f cpu %.1f s d_min %.3e layers %3d wdt layer %.3f stencil %.2f elastic %.2f events %.3g%s\n",
             s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels == 0 ? "exact" : "levels",
             r.de_end / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
-            r.delta_max / r.hertz_delta - 1.0, r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events,
+            r.delta_max / r.hertz_delta - 1.0, s->grading, r.t_half / r.hertz_t_half - 1.0,
+            r.compression_max / r.hertz_delta - 1.0, cpu, r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events,
             rc ? " FAILED" : "");
     printf("{\"bench\": \"contact_sweep\", \"case\": \"%s\", \"n\": %d, \"thickness\": %g, \"inner\": %g, "
            "\"speed\": %g, \"levels\": %d, \"de_end\": %.6g, \"de_max\": %.6g, \"restitution\": %.8g, "
-           "\"duration_error\": %.6g, \"indentation_error\": %.6g, \"d_min\": %.6g, \"k1\": %.6g, "
+           "\"duration_error\": %.6g, \"indentation_error\": %.6g, \"grading\": %g, \"half_duration_error\": %.6g, "
+           "\"compression_error\": %.6g, \"cpu_s\": %.3g, \"d_min\": %.6g, \"k1\": %.6g, "
            "\"deepest_layer\": %d, \"wdt_layer\": %.4g, \"wdt_stencil\": %.4g, \"wdt_elastic\": %.4g, "
            "\"events\": %.0f, \"failed\": %s}\n",
            s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels, r.de_end / r.e0,
            r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0, r.delta_max / r.hertz_delta - 1.0,
-           r.d_min, lp.k1, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events, rc ? "true" : "false");
+           s->grading, r.t_half / r.hertz_t_half - 1.0, r.compression_max / r.hertz_delta - 1.0, cpu, r.d_min, lp.k1, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events, rc ? "true" : "false");
     fflush(stdout);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL};
+    ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0};
     int samples = 400, sweep = 0, inner_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
@@ -143,6 +148,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tet-dt")) s.tet_dt = atof(v), i++;
         else if (!strcmp(a, "--stiffness")) s.stiffness = atof(v), i++;
         else if (!strcmp(a, "--samples")) samples = atoi(v), i++;
+        else if (!strcmp(a, "--grading")) s.grading = atof(v), i++;
         else if (!strcmp(a, "--two")) s.two = 1;
         else if (!strcmp(a, "--sweep")) sweep = 1;
         else {

@@ -74,6 +74,16 @@ int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, av
  * diameter; indices and tetrahedra as tet_box, 1 <= n <= 1024. */
 int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err);
 
+/* avi_mesh_tet_ball graded toward its south pole (0, 0, -radius): the unit
+ * ball's vertices moved by the Moebius map of the ball onto itself that
+ * sends (0, 0, -grading) to the centre (Ahlfors 1981). Conformal, so cells
+ * keep their shapes locally; surface vertices stay on the sphere; cell
+ * sizes scale by (1 - grading) / (1 + grading) at the south pole and
+ * (1 + grading) / (1 - grading) at the north pole. grading in [0, 1); 0 is
+ * avi_mesh_tet_ball. For contact studies (Hertz) that need a fine patch
+ * where the ball touches. */
+int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err);
+
 /* ---- Operations on meshes. ---- */
 
 /* The boundary surface of the tetrahedra: every tetrahedron face not shared
