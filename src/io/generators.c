@@ -358,5 +358,15 @@ int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out
         moebius_toward_south(grading, p);
         for (int c = 0; c < 3; c++) p[c] *= radius;
     }
+    /* The mapped cube's thin cells at the cube's corners turn over from
+     * n = 32 on, and with some gradings sooner (the Moebius map is
+     * conformal only to first order in the cell: n = 24, grading 0.5). */
+    avi_error bad;
+    if (avi_mesh_validate(out, "mesh", &bad)) {
+        avi_mesh_free(out);
+        return avi_error_set(err, AVI_ERR_INPUT,
+                             "tet_ball: n = %d, grading %g turns a cell at the cube's corners over (%s); choose another n or grading",
+                             n, grading, bad.message);
+    }
     return AVI_OK;
 }

@@ -417,6 +417,8 @@ START_TEST(test_tet_ball)
     assert_input_error(avi_mesh_tet_ball(NAN, 4, &m, &err), &err, "radius", &m);
     assert_input_error(avi_mesh_tet_ball(1.0, 0, &m, &err), &err, "n", &m);
     assert_input_error(avi_mesh_tet_ball(1.0, 2000, &m, &err), &err, "n", &m);
+    /* the mapped cube's corner cells turn over at n = 32: refused */
+    assert_input_error(avi_mesh_tet_ball(1.0, 32, &m, &err), &err, "turns a cell at the cube's corners over", &m);
 }
 END_TEST
 
@@ -535,6 +537,7 @@ START_TEST(test_tet_ball_graded)
     assert_input_error(avi_mesh_tet_ball_graded(r, 8, INFINITY, &m, &err), &err, "grading", &m);
     assert_input_error(avi_mesh_tet_ball_graded(0.0, 8, 0.5, &m, &err), &err, "radius", &m);
     assert_input_error(avi_mesh_tet_ball_graded(r, 0, 0.5, &m, &err), &err, "n", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 24, 0.5, &m, &err), &err, "grading 0.5 turns a cell", &m);
 }
 END_TEST
 
