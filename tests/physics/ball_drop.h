@@ -62,7 +62,10 @@ static int64_t ball_drop_add_ball(avi_model *m, const char *name, int n, double 
 {
     avi_mesh mesh;
     avi_error err;
-    if (avi_mesh_tet_ball_graded(BALL_R, n, grading, &mesh, &err)) return -1;
+    if (avi_mesh_tet_ball_graded(BALL_R, n, grading, &mesh, &err)) {
+        fprintf(stderr, "ball_drop: %s\n", err.message);
+        return -1;
+    }
     /* Graded toward the south pole; the lower ball turns it up (a half
      * turn about x keeps the tetrahedra's orientation). */
     if (!low && grading > 0.0)
