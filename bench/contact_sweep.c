@@ -2,7 +2,7 @@
  * ball on a pinned flat or two balls, head-on, no friction, no gravity
  * (tests/physics/ball_drop.h).
  *
- *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two]
+ *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two] [--grading T]
  *       [--levels L] [--safety S] [--stiffness K1] [--tet-dt DT] [--contact-dt DT] [--samples K]
  *   build/bench/contact_sweep --sweep    thickness x N x speed x steps, the table of bench/README.md
  *
@@ -12,7 +12,10 @@
  * and a JSON object on stdout: E - E0 at the end and its largest |.| over
  * the run (over E0), restitution (centres of mass), contact duration
  * (contact energy > 0) and peak approach of the centres beyond first touch
- * against Hertz, closest distance, deepest layer, and the largest omega dt
+ * against Hertz, the onset-free duration (v/2 to -v/2) and the compression
+ * (approach plus the gap left) against Hertz, CPU time (--grading T: balls
+ * graded toward their contact poles, avi_mesh_tet_ball_graded), closest
+ * distance, deepest layer, and the largest omega dt
  * seen (probe below): of one layer at its step, of a stencil's penetrated
  * layers together at their steps, and of a contact vertex at the smallest
  * elastic step on it as it runs (refined clocks at dt_0 / 2^level,
