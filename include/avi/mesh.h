@@ -71,8 +71,22 @@ int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, av
 /* Solid ball of the given radius centred at the origin: the tet_box of n^3
  * cells on [-1, 1]^3 mapped onto the ball by x' = r x sqrt(1 - y^2/2 - z^2/2
  * + y^2 z^2 / 3) (and cyclically), a mapped-cube mesh with n cells per
- * diameter; indices and tetrahedra as tet_box, 1 <= n <= 1024. */
+ * diameter; indices and tetrahedra as tet_box, 1 <= n <= 1024. The thin
+ * cells at the cube's corners turn over from n = 32 on: an input error
+ * (the mesh is checked with avi_mesh_validate). */
 int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err);
+
+/* avi_mesh_tet_ball graded toward its south pole (0, 0, -radius): the unit
+ * ball's vertices moved by the Moebius map of the ball onto itself that
+ * sends (0, 0, -grading) to the centre (Ahlfors 1981). Conformal, so cells
+ * keep their shapes locally; surface vertices stay on the sphere; cell
+ * sizes scale by (1 - grading) / (1 + grading) at the south pole and
+ * (1 + grading) / (1 - grading) at the north pole. grading in [0, 1); 0 is
+ * avi_mesh_tet_ball. For contact studies (Hertz) that need a fine patch
+ * where the ball touches. Conformal only to first order in the cell: a
+ * grading that turns a cell over (n = 24 with 0.3 or 0.5; 0.8 is valid up
+ * to n = 24) is an input error. */
+int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err);
 
 /* ---- Operations on meshes. ---- */
 

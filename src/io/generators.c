@@ -312,21 +312,61 @@ int avi_mesh_tet_box(double lx, double ly, double lz, int nx, int ny, int nz, av
 
 int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err)
 {
+    return avi_mesh_tet_ball_graded(radius, n, 0.0, out, err);
+}
+
+/* The Moebius self-map of the unit ball that sends a = (0, 0, t) to the
+ * origin (Ahlfors, "Moebius transformations in several dimensions", 1981,
+ * ch. II; Rudin, "Function theory in the unit ball of C^n", 1980, 2.2.2):
+ *   phi_a(x) = ((1 - |a|^2)(x - a) - |x - a|^2 a) / (1 - 2 x.a + |x|^2 |a|^2).
+ * Conformal, with scale factor (1 - |a|^2) / (1 - 2 x.a + |x|^2 |a|^2):
+ * (1 - t) / (1 + t) at the south pole (0, 0, -1), (1 + t) / (1 - t) at the
+ * north pole; the sphere onto itself, the z axis onto itself. */
+static void moebius_toward_south(double t, double x[3])
+{
+    const double a[3] = {0.0, 0.0, t};
+    double d[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+    double xa = v3_dot(x, a), x2 = v3_dot(x, x), a2 = t * t, d2 = v3_dot(d, d);
+    double den = 1.0 - 2.0 * xa + x2 * a2;
+    for (int c = 0; c < 3; c++) x[c] = ((1.0 - a2) * d[c] - d2 * a[c]) / den;
+}
+
+int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err)
+{
     memset(out, 0, sizeof *out);
     int rc = check_length("tet_ball", "radius", radius, err);
     if (rc) return rc;
     if ((rc = check_count("tet_ball", "n", n, 1024, err))) return rc;
+    if (!(grading >= 0.0 && grading < 1.0))
+        return avi_error_set(err, AVI_ERR_INPUT, "tet_ball: grading must be in [0, 1) (got %g)", grading);
     if ((rc = avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err))) return rc;
     /* The cube [-1, 1]^3 onto the unit ball, x' = x sqrt(1 - y^2/2 - z^2/2
      * + y^2 z^2/3) and cyclically: smooth inside, each cube face onto a
      * sixth of the sphere. */
     for (size_t i = 0; i < out->vertex_count; i++) {
-        double *p = out->x[i], q[3];
+        double *p = out->x[i], q[3], s[3];
         for (int c = 0; c < 3; c++) q[c] = p[c] - 1.0;
         for (int c = 0; c < 3; c++) {
             double a2 = q[(c + 1) % 3] * q[(c + 1) % 3], b2 = q[(c + 2) % 3] * q[(c + 2) % 3];
-            p[c] = radius * q[c] * sqrt(1.0 - 0.5 * a2 - 0.5 * b2 + a2 * b2 / 3.0);
+            s[c] = sqrt(1.0 - 0.5 * a2 - 0.5 * b2 + a2 * b2 / 3.0);
         }
+        if (grading == 0.0) {
+            for (int c = 0; c < 3; c++) p[c] = radius * q[c] * s[c];
+            continue;
+        }
+        for (int c = 0; c < 3; c++) p[c] = q[c] * s[c];
+        moebius_toward_south(grading, p);
+        for (int c = 0; c < 3; c++) p[c] *= radius;
+    }
+    /* The mapped cube's thin cells at the cube's corners turn over from
+     * n = 32 on, and with some gradings sooner (the Moebius map is
+     * conformal only to first order in the cell: n = 24, grading 0.5). */
+    avi_error bad;
+    if (avi_mesh_validate(out, "mesh", &bad)) {
+        avi_mesh_free(out);
+        return avi_error_set(err, AVI_ERR_INPUT,
+                             "tet_ball: n = %d, grading %g turns a cell at the cube's corners over (%s); choose another n or grading",
+                             n, grading, bad.message);
     }
     return AVI_OK;
 }

@@ -33,6 +33,7 @@ typedef struct {
     /* Optional: called after every observation. */
     void (*probe)(const avi_engine *e, double t, void *user);
     void *user;
+    double grading;          /* avi_mesh_tet_ball_graded toward the contact pole(s), [0, 1) */
 } ball_drop_setup;
 
 typedef struct {
@@ -45,18 +46,30 @@ typedef struct {
     double d_min;             /* closest contact distance */
     double mass_star;         /* reduced mass of the meshes */
     double hertz_t, hertz_delta;
+    /* Onset-free: the time the centres' closing rate takes from v/2 to
+     * -v/2 (linear between observations), and the same from the Hertz
+     * equation of motion (ball_drop_hertz_half). */
+    double t_half, hertz_t_half;
+    double compression_max;   /* largest approach beyond touch plus the closest distance then */
     int layers_max;           /* deepest layer seen */
     double events;
 } ball_drop_result;
 
 /* Adds one ball of n cells with its lowest (low = 1) or highest point at z0,
  * moving at vz; returns its first vertex or -1. */
-static int64_t ball_drop_add_ball(avi_model *m, const char *name, int n, int low, double z0, double vz,
-                                  size_t *count, double *mass)
+static int64_t ball_drop_add_ball(avi_model *m, const char *name, int n, double grading, int low, double z0,
+                                  double vz, size_t *count, double *mass)
 {
     avi_mesh mesh;
     avi_error err;
-    if (avi_mesh_tet_ball(BALL_R, n, &mesh, &err)) return -1;
+    if (avi_mesh_tet_ball_graded(BALL_R, n, grading, &mesh, &err)) {
+        fprintf(stderr, "ball_drop: %s\n", err.message);
+        return -1;
+    }
+    /* Graded toward the south pole; the lower ball turns it up (a half
+     * turn about x keeps the tetrahedra's orientation). */
+    if (!low && grading > 0.0)
+        for (size_t i = 0; i < mesh.vertex_count; i++) mesh.x[i][1] = -mesh.x[i][1], mesh.x[i][2] = -mesh.x[i][2];
     int body = avi_model_add_body(m, name);
     double zext = low ? INFINITY : -INFINITY;
     for (size_t i = 0; i < mesh.vertex_count; i++) zext = low ? fmin(zext, mesh.x[i][2]) : fmax(zext, mesh.x[i][2]);
@@ -120,9 +133,9 @@ static int ball_drop_build(const ball_drop_setup *s, ball_drop_model *b)
     if (!b->m) return -1;
     b->gap0 = 2.0 * s->thickness;
     double v = s->speed;
-    int64_t f0 = ball_drop_add_ball(b->m, "ball", s->n, 1, s->two ? 0.5 * b->gap0 : b->gap0, s->two ? -0.5 * v : -v,
+    int64_t f0 = ball_drop_add_ball(b->m, "ball", s->n, s->grading, 1, s->two ? 0.5 * b->gap0 : b->gap0, s->two ? -0.5 * v : -v,
                                     &b->count[0], &b->mass[0]);
-    int64_t f1 = s->two ? ball_drop_add_ball(b->m, "ball2", s->n, 0, -0.5 * b->gap0, 0.5 * v, &b->count[1], &b->mass[1])
+    int64_t f1 = s->two ? ball_drop_add_ball(b->m, "ball2", s->n, s->grading, 0, -0.5 * b->gap0, 0.5 * v, &b->count[1], &b->mass[1])
                         : ball_drop_add_flat(b->m);
     if (f0 < 0 || f1 < 0) return -1;
     b->first[0] = (uint32_t)f0;
@@ -152,6 +165,30 @@ static void ball_drop_com(const ball_drop_model *b, int i, const double *x, cons
     *vz = sv / b->mass[i];
 }
 
+/* Hertz's equation of motion delta'' = -c delta^(3/2), delta(0) = 0,
+ * delta'(0) = v (Johnson 1985, eq. 11.21 with c = (4/3) E* sqrt(R*) / m*),
+ * by RK4 with 2e4 steps per t_c: the time delta' takes from v/2 to -v/2
+ * (linear between steps). */
+static double ball_drop_hertz_half(double t_c, double v, double c)
+{
+    double h = t_c / 2e4, y[2] = {0.0, v}, t = 0.0, t_in = -1.0;
+    for (int i = 0; i < 40000; i++) {
+        double k[4][2], z[2] = {y[0], y[1]};
+        for (int j = 0; j < 4; j++) {
+            k[j][0] = z[1];
+            k[j][1] = -c * pow(fmax(z[0], 0.0), 1.5);
+            double f = j < 2 ? 0.5 * h : h;
+            if (j < 3) z[0] = y[0] + f * k[j][0], z[1] = y[1] + f * k[j][1];
+        }
+        double u0 = y[1];
+        for (int q = 0; q < 2; q++) y[q] += h / 6.0 * (k[0][q] + 2.0 * k[1][q] + 2.0 * k[2][q] + k[3][q]);
+        if (t_in < 0.0 && y[1] <= 0.5 * v) t_in = t + h * (u0 - 0.5 * v) / (u0 - y[1]);
+        if (y[1] <= -0.5 * v) return t + h * (u0 + 0.5 * v) / (u0 - y[1]) - t_in;
+        t += h;
+    }
+    return NAN;
+}
+
 static void ball_drop_hertz(const ball_drop_setup *s, const ball_drop_model *b, ball_drop_result *r)
 {
     double es = ball_rubber.youngs / (1.0 - ball_rubber.poisson * ball_rubber.poisson);
@@ -162,6 +199,7 @@ static void ball_drop_hertz(const ball_drop_setup *s, const ball_drop_model *b, 
     r->mass_star = ms;
     r->hertz_t = 2.87 * pow(ms * ms / (rs * es * es * v), 0.2);
     r->hertz_delta = pow(15.0 * ms * v * v / (16.0 * es * sqrt(rs)), 0.4);
+    r->hertz_t_half = ball_drop_hertz_half(r->hertz_t, v, 4.0 / 3.0 * es * sqrt(rs) / ms);
 }
 
 /* Separation of the centres (ball above minus ball or flat below) and its rate. */
@@ -201,7 +239,8 @@ static int ball_drop_run(const ball_drop_setup *s, int samples, ball_drop_result
     r->e0 = o.total;
     r->t_on = -1.0;
     r->d_min = INFINITY;
-    double h0 = 0.0, hd0 = 0.0, h = 0.0, hd = 0.0;
+    double h0 = 0.0, hd0 = 0.0, h = 0.0, hd = 0.0, hd_prev = 0.0, t_in = -1.0;
+    r->t_half = NAN;
     avi_engine_state_at(e, 0.0, x, v);
     ball_drop_gap(s, &b, x, v, &h0, &hd0);
     int rc = 0;
@@ -222,10 +261,17 @@ static int ball_drop_run(const ball_drop_setup *s, int samples, ball_drop_result
             if (r->t_on < 0.0) r->t_on = t;
             r->t_off = t;
         }
+        hd_prev = t > 1.5 * dt ? hd : hd0;
         avi_engine_state_at(e, t, x, v);
         ball_drop_gap(s, &b, x, v, &h, &hd);
-        /* The centres' approach beyond the first geometric touch (gap0). */
+        /* The centres' approach beyond the first geometric touch (gap0),
+         * and the compression of the solids: that plus the gap left. */
         r->delta_max = fmax(r->delta_max, (h0 - b.gap0) - h);
+        if (o.contact > 0.0) r->compression_max = fmax(r->compression_max, (h0 - b.gap0) - h + o.min_contact_distance);
+        /* hd: -v while closing, +e v after */
+        if (t_in < 0.0 && hd >= -0.5 * s->speed) t_in = t - dt * (hd + 0.5 * s->speed) / (hd - hd_prev);
+        if (t_in >= 0.0 && isnan(r->t_half) && hd >= 0.5 * s->speed)
+            r->t_half = t - dt * (hd - 0.5 * s->speed) / (hd - hd_prev) - t_in;
         if (s->probe) s->probe(e, t, s->user);
     }
     if (rc) fprintf(stderr, "ball_drop: %s\n", avi_engine_error(e)->message);

@@ -417,6 +417,127 @@ START_TEST(test_tet_ball)
     assert_input_error(avi_mesh_tet_ball(NAN, 4, &m, &err), &err, "radius", &m);
     assert_input_error(avi_mesh_tet_ball(1.0, 0, &m, &err), &err, "n", &m);
     assert_input_error(avi_mesh_tet_ball(1.0, 2000, &m, &err), &err, "n", &m);
+    /* the mapped cube's corner cells turn over at n = 32: refused */
+    assert_input_error(avi_mesh_tet_ball(1.0, 32, &m, &err), &err, "turns a cell at the cube's corners over", &m);
+}
+END_TEST
+
+/* Mean-ratio quality 12 (3 V)^(2/3) / sum of squared edges: 1 for a
+ * regular tetrahedron, 0 for a flat one; the smallest over the mesh. */
+static double min_tet_quality(const avi_mesh *m)
+{
+    double q = INFINITY;
+    for (size_t t = 0; t < m->tet_count; t++) {
+        double l2 = 0.0;
+        for (int i = 0; i < 4; i++)
+            for (int j = i + 1; j < 4; j++) {
+                const double *a = m->x[m->tets[t][i]], *b = m->x[m->tets[t][j]];
+                l2 += (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
+            }
+        q = fmin(q, 12.0 * pow(3.0 * fabs(tet_volume(m, t)), 2.0 / 3.0) / l2);
+    }
+    return q;
+}
+
+/* Distance from p to the mesh's nearest vertex, and that vertex. */
+static double nearest_vertex(const avi_mesh *m, const double p[3], size_t *best)
+{
+    double d2 = INFINITY;
+    for (size_t i = 0; i < m->vertex_count; i++) {
+        const double *x = m->x[i];
+        double e = (x[0] - p[0]) * (x[0] - p[0]) + (x[1] - p[1]) * (x[1] - p[1]) + (x[2] - p[2]) * (x[2] - p[2]);
+        if (e < d2) d2 = e, *best = i;
+    }
+    return sqrt(d2);
+}
+
+/* Longest edge of the surface triangles at the vertex nearest p. */
+static double edge_at(const avi_mesh *m, const double p[3])
+{
+    size_t best = 0;
+    nearest_vertex(m, p, &best);
+    double len = 0.0;
+    for (size_t t = 0; t < m->triangle_count; t++)
+        for (int k = 0; k < 3; k++) {
+            if (m->triangles[t][k] != best) continue;
+            for (int j = 1; j < 3; j++) {
+                const double *a = m->x[best], *b = m->x[m->triangles[t][(k + j) % 3]];
+                len = fmax(len, sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                                     (a[2] - b[2]) * (a[2] - b[2])));
+            }
+        }
+    return len;
+}
+
+START_TEST(test_tet_ball_graded)
+{
+    const double r = 0.1, sphere = 4.0 / 3.0 * M_PI * r * r * r, south[3] = {0, 0, -r}, north[3] = {0, 0, r};
+    avi_error err = {0};
+    double prev_gap[2] = {INFINITY, INFINITY};
+    for (int n = 8; n <= 16; n *= 2) {
+        avi_mesh u, g;
+        ck_assert_int_eq(avi_mesh_tet_ball(r, n, &u, &err), 0);
+        /* grading 0 is the mapped cube, bitwise */
+        ck_assert_int_eq(avi_mesh_tet_ball_graded(r, n, 0.0, &g, &err), 0);
+        ck_assert_int_eq(memcmp(u.x, g.x, u.vertex_count * sizeof *u.x), 0);
+        avi_mesh_free(&g);
+        double q0 = min_tet_quality(&u), h0 = edge_at(&u, south);
+        for (int k = 1; k <= 2; k++) {
+            double t = k == 1 ? 0.5 : 0.8, s = (1.0 - t) / (1.0 + t);
+            ck_assert_int_eq(avi_mesh_tet_ball_graded(r, n, t, &g, &err), 0);
+            ck_assert_uint_eq(g.vertex_count, u.vertex_count);
+            ck_assert_uint_eq(g.tet_count, u.tet_count);
+            ck_assert_int_eq(memcmp(g.tets, u.tets, u.tet_count * sizeof *u.tets), 0);
+            ck_assert_int_eq(memcmp(g.triangles, u.triangles, u.triangle_count * sizeof *u.triangles), 0);
+            /* every tetrahedron keeps its orientation; the volume gap (the
+             * coarse north cap's chords cut off 32 % at n = 8, grading 0.8)
+             * falls about 3-4x per halving */
+            double vol = 0.0, vmin = INFINITY;
+            for (size_t e = 0; e < g.tet_count; e++) vmin = fmin(vmin, tet_volume(&g, e)), vol += tet_volume(&g, e);
+            ck_assert_msg(vmin > 0.0, "n = %d, grading %g: a tetrahedron of volume %g", n, t, vmin);
+            double gap = (sphere - vol) / sphere;
+            ck_assert_msg(gap > 0.0 && gap < 0.4 * prev_gap[k - 1], "n = %d, grading %g: volume gap %g after %g", n, t,
+                          gap, prev_gap[k - 1]);
+            prev_gap[k - 1] = gap;
+            ck_assert_double_eq_tol(enclosed_volume(&g), vol, 1e-12 * sphere);
+            /* conformal, so shapes are kept to first order in the cell
+             * size; the mapped cube's thin cells along the cube's edges
+             * (its worst) lose a factor 1.9 at grading 0.5, 4 at 0.8.
+             * The surface stays on the sphere, the poles fixed. */
+            double q = min_tet_quality(&g);
+            printf("tet_ball_graded n %d grading %.1f: quality %.3f (mapped cube %.3f), volume %.4f of the sphere, "
+                   "south edge %.3f, north edge %.3f of the mapped cube's\n",
+                   n, t, q, q0, vol / sphere, edge_at(&g, south) / h0, edge_at(&g, north) / h0);
+            ck_assert_msg(q > (k == 1 ? 0.45 : 0.2) * q0, "n = %d, grading %g: quality %g against %g", n, t, q, q0);
+            for (size_t e = 0; e < g.triangle_count; e++)
+                for (int c = 0; c < 3; c++) {
+                    const double *p = g.x[g.triangles[e][c]];
+                    ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
+                }
+            size_t pole;
+            ck_assert_double_le(nearest_vertex(&g, south, &pole), 1e-15);
+            ck_assert_double_le(nearest_vertex(&g, north, &pole), 1e-15);
+            /* the cells at the south pole shrink by (1 - t) / (1 + t), at
+             * the north pole grow by its inverse (to the cell's variation
+             * of the scale factor) */
+            ck_assert_double_eq_tol(edge_at(&g, south) / h0, s, 0.15 * s);
+            edge_info ei = edges_of(&g);
+            ck_assert_int_eq(ei.min_share, 2);
+            ck_assert_int_eq(ei.max_share, 2);
+            ck_assert_int_eq(ei.repeated_dir, 0);
+            assert_valid(&g);
+            avi_mesh_free(&g);
+        }
+        avi_mesh_free(&u);
+    }
+    avi_mesh m;
+    assert_input_error(avi_mesh_tet_ball_graded(r, 8, -0.1, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 8, 1.0, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 8, NAN, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 8, INFINITY, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(0.0, 8, 0.5, &m, &err), &err, "radius", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 0, 0.5, &m, &err), &err, "n", &m);
+    assert_input_error(avi_mesh_tet_ball_graded(r, 24, 0.5, &m, &err), &err, "grading 0.5 turns a cell", &m);
 }
 END_TEST
 
@@ -811,6 +932,7 @@ static Suite *generators_suite(void)
     tcase_add_test(tc, test_jitter_disk_stays_flat);
     tcase_add_test(tc, test_reorder);
     tcase_add_test(tc, test_tet_ball);
+    tcase_add_test(tc, test_tet_ball_graded);
     suite_add_tcase(s, tc);
     return s;
 }
