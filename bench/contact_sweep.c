@@ -2,7 +2,7 @@
  * ball on a pinned flat or two balls, head-on, no friction, no gravity
  * (tests/physics/ball_drop.h).
  *
- *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two] [--grading T]
+ *   build/bench/contact_sweep [--n N] [--thickness H] [--inner H] [--speed V] [--two] [--grading T] [--shells]
  *       [--levels L] [--safety S] [--stiffness K1] [--tet-dt DT] [--contact-dt DT] [--samples K]
  *       [--trace FILE]
  *   build/bench/contact_sweep --sweep    thickness x N x speed x steps, the table of bench/README.md
@@ -15,7 +15,8 @@
  * (contact energy > 0) and peak approach of the centres beyond first touch
  * against Hertz, the onset-free duration (v/2 to -v/2) and the compression
  * (approach plus the gap left) against Hertz, CPU time (--grading T: balls
- * graded toward their contact poles, avi_mesh_tet_ball_graded), closest
+ * graded toward their contact poles, avi_mesh_tet_ball_graded; --shells:
+ * the concentric-shell ball avi_mesh_tet_ball_shells, graded alike), closest
  * distance, deepest layer, and the largest omega dt
  * seen (probe below): of one layer at its step, of a stencil's penetrated
  * layers together at their steps, and of a contact vertex at the smallest
@@ -137,10 +138,10 @@ static int run_one(const ball_drop_setup *s, int samples)
     int rc = ball_drop_run(&t, samples, &r);
     double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     fprintf(stderr,
-            "%-5s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e after %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
+            "%-5s%s n %2d eta1 %.0e eta_inf %.0e v %4.2f %-6s dE/E0 end %+9.2e after %+9.2e max %8.2e e %.5f t_c/hertz-1 %+7.4f "
             "delta/hertz-1 %+7.4f grading %.2f t_half/hertz-1 %+7.4f compression/hertz-1 %+7.4f cpu %.1f s d_min %.3e layers %3d wdt layer %.3f stencil %.2f elastic %.2f events %.3g%s\n",
-            s->two ? "two" : "flat", s->n, s->thickness, s->inner, s->speed, s->levels == 0 ? "exact" : "levels",
-            r.de_end / r.e0, r.de_after / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
+            s->two ? "two" : "flat", s->shells ? " shells" : "", s->n, s->thickness, s->inner, s->speed,
+            s->levels == 0 ? "exact" : "levels", r.de_end / r.e0, r.de_after / r.e0, r.de_max / r.e0, r.restitution, (r.t_off - r.t_on) / r.hertz_t - 1.0,
             r.delta_max / r.hertz_delta - 1.0, s->grading, r.t_half / r.hertz_t_half - 1.0,
             r.compression_max / r.hertz_delta - 1.0, cpu, r.d_min, lp.deepest, lp.wdt_layer_max, lp.wdt_max, lp.wdt_el, r.events,
             rc ? " FAILED" : "");
@@ -160,7 +161,7 @@ static int run_one(const ball_drop_setup *s, int samples)
 
 int main(int argc, char **argv)
 {
-    ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0};
+    ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0, 0};
     int samples = 400, sweep = 0, inner_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
@@ -177,6 +178,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--trace")) trace_file = fopen(v, "w"), i++;
         else if (!strcmp(a, "--grading")) s.grading = atof(v), i++;
         else if (!strcmp(a, "--two")) s.two = 1;
+        else if (!strcmp(a, "--shells")) s.shells = 1;
         else if (!strcmp(a, "--sweep")) sweep = 1;
         else {
             fprintf(stderr, "contact_sweep: unknown argument %s\n", a);

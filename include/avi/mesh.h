@@ -88,6 +88,16 @@ int avi_mesh_tet_ball(double radius, int n, avi_mesh *out, avi_error *err);
  * to n = 24) is an input error. */
 int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err);
 
+/* Solid ball without the mapped cube's thin corner cells: the tet_box of n^3
+ * cells on [-1, 1]^3 mapped by concentric shells, x' = r x |x|_inf / |x|_2
+ * (each cube surface |x|_inf = s onto the sphere of radius r s; stretched at
+ * most sqrt(3) in any direction, so cells stay valid at every n), then
+ * graded toward the south pole by the Moebius map of
+ * avi_mesh_tet_ball_graded (grading in [0, 1), 0: none). Indices and
+ * tetrahedra as tet_box, 1 <= n <= 1024; the surface vertices lie on the
+ * sphere. For contact studies that need n beyond 24. */
+int avi_mesh_tet_ball_shells(double radius, int n, double grading, avi_mesh *out, avi_error *err);
+
 /* ---- Operations on meshes. ---- */
 
 /* The boundary surface of the tetrahedra: every tetrahedron face not shared

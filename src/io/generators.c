@@ -331,6 +331,17 @@ static void moebius_toward_south(double t, double x[3])
     for (int c = 0; c < 3; c++) x[c] = ((1.0 - a2) * d[c] - d2 * a[c]) / den;
 }
 
+/* Validates a generated ball; a cell turned over is an input error naming
+ * n and the grading. */
+static int ball_check(avi_mesh *out, const char *who, int n, double grading, const char *where, avi_error *err)
+{
+    avi_error bad;
+    if (!avi_mesh_validate(out, "mesh", &bad)) return AVI_OK;
+    avi_mesh_free(out);
+    return avi_error_set(err, AVI_ERR_INPUT, "%s: n = %d, grading %g turns a cell %sover (%s); choose another n or grading",
+                         who, n, grading, where, bad.message);
+}
+
 int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -361,12 +372,74 @@ int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out
     /* The mapped cube's thin cells at the cube's corners turn over from
      * n = 32 on, and with some gradings sooner (the Moebius map is
      * conformal only to first order in the cell: n = 24, grading 0.5). */
-    avi_error bad;
-    if (avi_mesh_validate(out, "mesh", &bad)) {
-        avi_mesh_free(out);
-        return avi_error_set(err, AVI_ERR_INPUT,
-                             "tet_ball: n = %d, grading %g turns a cell at the cube's corners over (%s); choose another n or grading",
-                             n, grading, bad.message);
+    return ball_check(out, "tet_ball", n, grading, "at the cube's corners ", err);
+}
+
+/* Re-splits the tet_box of n^3 cells so that every cell's Kuhn diagonal
+ * runs from its corner nearest the centre to the farthest (the split
+ * mirrored into each octant). The shell map below flattens the shells'
+ * edges and corners to the sphere; a tetrahedron holding such a flattened
+ * angle would be flat, and with the diagonal pointing outward none does.
+ * Conforming: a cell's split of a face depends only on the face's two
+ * tangential indices. Boundary triangles recomputed. */
+static int kuhn_from_centre(avi_mesh *out, int n, avi_error *err)
+{
+    static const int order[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+    const int64_t s1 = n + 1, step[3] = {1, s1, s1 * s1};
+    size_t nk = 0;
+    for (int64_t k = 0; k < n; k++)
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t idx[3] = {i, j, k};
+                int64_t near = 0, d[3];
+                int sign = 1;
+                for (int c = 0; c < 3; c++) {
+                    int low = 2 * idx[c] + 1 < n; /* the cell's centre below the middle */
+                    d[c] = low ? -step[c] : step[c];
+                    near += (idx[c] + (low ? 1 : 0)) * step[c];
+                    sign *= low ? -1 : 1;
+                }
+                for (int o = 0; o < 6; o++) {
+                    int64_t p1 = near + d[order[o][0]], p2 = p1 + d[order[o][1]], p3 = p2 + d[order[o][2]];
+                    int even = (o < 3) == (sign > 0);
+                    uint32_t *t = out->tets[nk++];
+                    t[0] = (uint32_t)near;
+                    t[1] = (uint32_t)(even ? p1 : p2);
+                    t[2] = (uint32_t)(even ? p2 : p1);
+                    t[3] = (uint32_t)p3;
+                }
+            }
+    free(out->triangles);
+    out->triangles = NULL;
+    out->triangle_count = 0;
+    int rc = avi_mesh_boundary_triangles(out, &out->triangles, &out->triangle_count, err);
+    if (rc) avi_mesh_free(out);
+    return rc;
+}
+
+int avi_mesh_tet_ball_shells(double radius, int n, double grading, avi_mesh *out, avi_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_length("tet_ball_shells", "radius", radius, err);
+    if (rc) return rc;
+    if ((rc = check_count("tet_ball_shells", "n", n, 1024, err))) return rc;
+    if (!(grading >= 0.0 && grading < 1.0))
+        return avi_error_set(err, AVI_ERR_INPUT, "tet_ball_shells: grading must be in [0, 1) (got %g)", grading);
+    if ((rc = avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err))) return rc;
+    if ((rc = kuhn_from_centre(out, n, err))) return rc;
+    /* Concentric shells: x' = x |x|_inf / |x|_2 takes the cube's surface
+     * |x|_inf = s onto the sphere of radius s. Lipschitz with a Lipschitz
+     * inverse (Jacobian between 1/sqrt(3) and 1 in every direction), so no
+     * cell degenerates as n grows; its creases on the cube's diagonal
+     * planes fall on the Kuhn cells' faces or inside them, harmless for
+     * linear tetrahedra, which see only the vertices. */
+    for (size_t i = 0; i < out->vertex_count; i++) {
+        double *p = out->x[i], q[3], inf = 0.0;
+        for (int c = 0; c < 3; c++) q[c] = p[c] - 1.0, inf = fmax(inf, fabs(q[c]));
+        double l2 = sqrt(v3_dot(q, q)), f = l2 > 0.0 ? inf / l2 : 0.0;
+        for (int c = 0; c < 3; c++) p[c] = q[c] * f;
+        if (grading > 0.0) moebius_toward_south(grading, p);
+        for (int c = 0; c < 3; c++) p[c] *= radius;
     }
-    return AVI_OK;
+    return ball_check(out, "tet_ball_shells", n, grading, "", err);
 }

@@ -34,6 +34,7 @@ typedef struct {
     void (*probe)(const avi_engine *e, double t, void *user);
     void *user;
     double grading;          /* avi_mesh_tet_ball_graded toward the contact pole(s), [0, 1) */
+    int shells;              /* 1: avi_mesh_tet_ball_shells (no thin corner cells) */
 } ball_drop_setup;
 
 typedef struct {
@@ -57,12 +58,13 @@ typedef struct {
 
 /* Adds one ball of n cells with its lowest (low = 1) or highest point at z0,
  * moving at vz; returns its first vertex or -1. */
-static int64_t ball_drop_add_ball(avi_model *m, const char *name, int n, double grading, int low, double z0,
-                                  double vz, size_t *count, double *mass)
+static int64_t ball_drop_add_ball(avi_model *m, const char *name, int n, double grading, int shells, int low,
+                                  double z0, double vz, size_t *count, double *mass)
 {
     avi_mesh mesh;
     avi_error err;
-    if (avi_mesh_tet_ball_graded(BALL_R, n, grading, &mesh, &err)) {
+    if (shells ? avi_mesh_tet_ball_shells(BALL_R, n, grading, &mesh, &err)
+               : avi_mesh_tet_ball_graded(BALL_R, n, grading, &mesh, &err)) {
         fprintf(stderr, "ball_drop: %s\n", err.message);
         return -1;
     }
@@ -133,9 +135,9 @@ static int ball_drop_build(const ball_drop_setup *s, ball_drop_model *b)
     if (!b->m) return -1;
     b->gap0 = 2.0 * s->thickness;
     double v = s->speed;
-    int64_t f0 = ball_drop_add_ball(b->m, "ball", s->n, s->grading, 1, s->two ? 0.5 * b->gap0 : b->gap0, s->two ? -0.5 * v : -v,
+    int64_t f0 = ball_drop_add_ball(b->m, "ball", s->n, s->grading, s->shells, 1, s->two ? 0.5 * b->gap0 : b->gap0, s->two ? -0.5 * v : -v,
                                     &b->count[0], &b->mass[0]);
-    int64_t f1 = s->two ? ball_drop_add_ball(b->m, "ball2", s->n, s->grading, 0, -0.5 * b->gap0, 0.5 * v, &b->count[1], &b->mass[1])
+    int64_t f1 = s->two ? ball_drop_add_ball(b->m, "ball2", s->n, s->grading, s->shells, 0, -0.5 * b->gap0, 0.5 * v, &b->count[1], &b->mass[1])
                         : ball_drop_add_flat(b->m);
     if (f0 < 0 || f1 < 0) return -1;
     b->first[0] = (uint32_t)f0;

@@ -541,6 +541,62 @@ START_TEST(test_tet_ball_graded)
 }
 END_TEST
 
+/* The concentric-shell ball: valid and of one quality at every n, graded
+ * or not, where the mapped cube's corner cells turn over (n = 32; n = 24
+ * at grading 0.5). */
+START_TEST(test_tet_ball_shells)
+{
+    const double r = 0.1, sphere = 4.0 / 3.0 * M_PI * r * r * r;
+    avi_error err = {0};
+    for (int k = 0; k < 3; k++) {
+        double t = k == 0 ? 0.0 : k == 1 ? 0.5 : 0.8, prev_gap = INFINITY, q8 = 0.0;
+        for (int n = 8; n <= 32; n *= 2) {
+            avi_mesh m;
+            ck_assert_int_eq(avi_mesh_tet_ball_shells(r, n, t, &m, &err), 0);
+            ck_assert_uint_eq(m.vertex_count, (size_t)(n + 1) * (n + 1) * (n + 1));
+            ck_assert_uint_eq(m.tet_count, 6 * (size_t)n * n * n);
+            ck_assert_uint_eq(m.triangle_count, 12 * (size_t)n * n);
+            double vol = 0.0, vmin = INFINITY;
+            for (size_t e = 0; e < m.tet_count; e++) vmin = fmin(vmin, tet_volume(&m, e)), vol += tet_volume(&m, e);
+            ck_assert_msg(vmin > 0.0, "n = %d, grading %g: a tetrahedron of volume %g", n, t, vmin);
+            /* the chords' gap falls about 4x per halving (2.5x asked: the
+             * coarse north cap at grading 0.8, n = 8) */
+            double gap = (sphere - vol) / sphere;
+            ck_assert_msg(gap > 0.0 && gap < 0.4 * prev_gap, "n = %d, grading %g: volume gap %g after %g", n, t, gap,
+                          prev_gap);
+            prev_gap = gap;
+            ck_assert_double_eq_tol(enclosed_volume(&m), vol, 1e-12 * sphere);
+            /* the worst cell's shape does not degrade with n (the map is
+             * bi-Lipschitz): within 15 % of n = 8's */
+            double q = min_tet_quality(&m);
+            if (n == 8) q8 = q;
+            printf("tet_ball_shells n %d grading %.1f: quality %.3f, volume %.4f of the sphere\n", n, t, q, vol / sphere);
+            ck_assert_msg(q > 0.85 * q8 && q > (t < 0.7 ? 0.3 : 0.1), "n = %d, grading %g: quality %g (n = 8: %g)", n,
+                          t, q, q8);
+            for (size_t e = 0; e < m.triangle_count; e++)
+                for (int c = 0; c < 3; c++) {
+                    const double *p = m.x[m.triangles[e][c]];
+                    ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
+                }
+            edge_info ei = edges_of(&m);
+            ck_assert_int_eq(ei.min_share, 2);
+            ck_assert_int_eq(ei.max_share, 2);
+            ck_assert_int_eq(ei.repeated_dir, 0);
+            assert_valid(&m);
+            avi_mesh_free(&m);
+        }
+    }
+    avi_mesh m;
+    assert_input_error(avi_mesh_tet_ball_shells(r, 8, -0.1, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(r, 8, 1.0, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(r, 8, NAN, &m, &err), &err, "grading", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(0.0, 8, 0.5, &m, &err), &err, "radius", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(INFINITY, 8, 0.5, &m, &err), &err, "radius", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(r, 0, 0.5, &m, &err), &err, "n", &m);
+    assert_input_error(avi_mesh_tet_ball_shells(r, 2000, 0.5, &m, &err), &err, "n", &m);
+}
+END_TEST
+
 /* ---- tetrahedral box ---- */
 
 START_TEST(test_tet_box)
@@ -933,6 +989,7 @@ static Suite *generators_suite(void)
     tcase_add_test(tc, test_reorder);
     tcase_add_test(tc, test_tet_ball);
     tcase_add_test(tc, test_tet_ball_graded);
+    tcase_add_test(tc, test_tet_ball_shells);
     suite_add_tcase(s, tc);
     return s;
 }
