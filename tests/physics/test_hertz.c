@@ -2,20 +2,20 @@
  * docs/research/contact_energy.md): a solid neo-Hookean ball (R = 0.1 m,
  * E = 1 MPa, nu = 0.3) on a pinned flat, and two such balls, head-on at
  * 0.05 m/s (contact radius a/R = 0.1, delta/a = 0.1), contact thickness
- * 5e-5 (a twentieth of Hertz's peak compression), the balls graded 0.8
- * toward their contact poles (avi_mesh_tet_ball_graded: cells 9x finer
- * there). Measured against Hertz with the meshes' own masses: the
- * onset-free duration (the closing rate from v/2 to -v/2) and the peak
- * compression (approach of the centres beyond touch plus the gap left).
+ * 5e-5 (a twentieth of Hertz's peak compression), the concentric-shell
+ * ball (avi_mesh_tet_ball_shells) graded 0.6 toward the contact poles
+ * (cells 4x finer there). Measured against Hertz with the meshes' own
+ * masses: the duration with contact energy > 0, the onset-free duration
+ * (the closing rate from v/2 to -v/2) and the peak compression (approach
+ * of the centres beyond touch plus the gap left).
  *
- * make test: N = 6 and 8 cells per diameter, the errors fall and stay
- * under the N = 8 bounds (the mapped cube without grading, N = 8: -12.5 %
- * and -32 % on the flat, -20 % and -39 % for two balls).
- * make test-long: the finer meshes (N = 12, 16, 24 on the flat; 12, 16 for
- * two balls, about 17 CPU minutes), the errors still falling; at N = 24 on
- * the flat the compression is within the issue's 5 % (-4.8 %), the
- * durations are not within its 3 % (-3.9 % onset-free, -4.5 % by contact
- * energy). */
+ * make test: N = 8 and 12 cells per diameter, the errors fall and stay
+ * under the N = 12 bounds (the mapped cube graded alike misses them at
+ * N = 12: -7.0 % onset-free, -10.6 % compression on the flat).
+ * make test-long: N = 16, 24, 32 (about 12 CPU minutes): the errors fall
+ * (the onset-free duration on the flat stalls at -3.0 % from 24 to 32),
+ * and at N = 32 the issue's bars hold as measured: durations within 3 %,
+ * compression within 5 %. */
 #include "../unit/check_main.h"
 #include "ball_drop.h"
 
@@ -27,12 +27,12 @@ typedef struct {
 
 static hertz_error run(int n, int two)
 {
-    ball_drop_setup s = {n, 5e-5, 1e-5, 0.05, two, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.8};
+    ball_drop_setup s = {n, 5e-5, 1e-5, 0.05, two, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.6, 1};
     ball_drop_result r;
     ck_assert_msg(ball_drop_run(&s, 200, &r) == 0, "%s, N = %d: the run failed", two ? "two balls" : "flat", n);
     hertz_error h = {(r.t_off - r.t_on) / r.hertz_t - 1.0, r.t_half / r.hertz_t_half - 1.0,
                      r.compression_max / r.hertz_delta - 1.0};
-    printf("%s, N = %2d, grading 0.8, 0.05 m/s: duration (contact energy > 0) %+.4f, onset-free %+.4f, "
+    printf("%s, N = %2d, shells graded 0.6, 0.05 m/s: duration (contact energy > 0) %+.4f, onset-free %+.4f, "
            "compression %+.4f of Hertz; restitution %.5f, closest %.2e\n",
            two ? "two balls" : "ball on flat", n, h.t_c, h.t_half, h.compression, r.restitution, r.d_min);
     fflush(stdout);
@@ -40,17 +40,19 @@ static hertz_error run(int n, int two)
     return h;
 }
 
-/* Runs the resolutions ns[0..k) and checks that each error falls with N
- * (the duration measured by contact energy by at least one observation
- * step, 1/200 of Hertz's), and the finest bounds. */
-static void converges(int two, const int *ns, int k, double bound_t_half, double bound_compression)
+/* Runs the resolutions ns[0..k): each error falls with N (the duration
+ * measured by contact energy by at least one observation step, 1/200 of
+ * Hertz's; the onset-free one may stall, rising 0.1 % at most, but falls
+ * from the coarsest to the finest), and the finest bounds. */
+static void converges(int two, const int *ns, int k, double bound_t_c, double bound_t_half, double bound_compression)
 {
-    hertz_error prev = {0};
+    hertz_error prev = {0}, first = {0};
     for (int i = 0; i < k; i++) {
         hertz_error h = run(ns[i], two);
+        if (i == 0) first = h;
         if (i > 0) {
-            ck_assert_msg(fabs(h.t_half) < fabs(prev.t_half), "N = %d: duration error %+g after %+g", ns[i], h.t_half,
-                          prev.t_half);
+            ck_assert_msg(fabs(h.t_half) < fabs(prev.t_half) + 0.001, "N = %d: duration error %+g after %+g", ns[i],
+                          h.t_half, prev.t_half);
             ck_assert_msg(fabs(h.compression) < fabs(prev.compression), "N = %d: compression error %+g after %+g",
                           ns[i], h.compression, prev.compression);
             ck_assert_msg(fabs(h.t_c) <= fabs(prev.t_c) - 0.005 + 1e-9, "N = %d: contact-energy duration error %+g after %+g",
@@ -58,6 +60,9 @@ static void converges(int two, const int *ns, int k, double bound_t_half, double
         }
         prev = h;
     }
+    ck_assert_msg(fabs(prev.t_half) < fabs(first.t_half), "N = %d: duration error %+g, N = %d: %+g", ns[k - 1],
+                  prev.t_half, ns[0], first.t_half);
+    ck_assert_msg(fabs(prev.t_c) <= bound_t_c, "N = %d: contact-energy duration error %+g", ns[k - 1], prev.t_c);
     ck_assert_msg(fabs(prev.t_half) <= bound_t_half, "N = %d: duration error %+g", ns[k - 1], prev.t_half);
     ck_assert_msg(fabs(prev.compression) <= bound_compression, "N = %d: compression error %+g", ns[k - 1],
                   prev.compression);
@@ -65,31 +70,31 @@ static void converges(int two, const int *ns, int k, double bound_t_half, double
 
 START_TEST(test_ball_on_flat)
 {
-    static const int ns[] = {6, 8};
-    converges(0, ns, 2, 0.08, 0.125);
+    static const int ns[] = {8, 12};
+    converges(0, ns, 2, 0.06, 0.045, 0.07);
 }
 END_TEST
 
 START_TEST(test_two_balls)
 {
-    static const int ns[] = {6, 8};
-    converges(1, ns, 2, 0.09, 0.12);
+    static const int ns[] = {8, 12};
+    converges(1, ns, 2, 0.06, 0.045, 0.075);
 }
 END_TEST
 
 START_TEST(test_ball_on_flat_fine)
 {
     if (!avi_test_long()) return;
-    static const int ns[] = {12, 16, 24};
-    converges(0, ns, 3, 0.045, 0.05);
+    static const int ns[] = {16, 24, 32};
+    converges(0, ns, 3, 0.03, 0.03, 0.05);
 }
 END_TEST
 
 START_TEST(test_two_balls_fine)
 {
     if (!avi_test_long()) return;
-    static const int ns[] = {12, 16};
-    converges(1, ns, 2, 0.055, 0.06);
+    static const int ns[] = {16, 24};
+    converges(1, ns, 2, 0.045, 0.03, 0.05);
 }
 END_TEST
 
