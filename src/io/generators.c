@@ -342,15 +342,23 @@ static int ball_check(avi_mesh *out, const char *who, int n, double grading, con
                          who, n, grading, where, bad.message);
 }
 
-int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err)
+/* Checks a ball's radius, n and grading, then fills out with the tet_box
+ * of n^3 cells on [0, 2]^3. */
+static int ball_box(const char *who, double radius, int n, double grading, avi_mesh *out, avi_error *err)
 {
     memset(out, 0, sizeof *out);
-    int rc = check_length("tet_ball", "radius", radius, err);
+    int rc = check_length(who, "radius", radius, err);
     if (rc) return rc;
-    if ((rc = check_count("tet_ball", "n", n, 1024, err))) return rc;
+    if ((rc = check_count(who, "n", n, 1024, err))) return rc;
     if (!(grading >= 0.0 && grading < 1.0))
-        return avi_error_set(err, AVI_ERR_INPUT, "tet_ball: grading must be in [0, 1) (got %g)", grading);
-    if ((rc = avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err))) return rc;
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: grading must be in [0, 1) (got %g)", who, grading);
+    return avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err);
+}
+
+int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out, avi_error *err)
+{
+    int rc = ball_box("tet_ball", radius, n, grading, out, err);
+    if (rc) return rc;
     /* The cube [-1, 1]^3 onto the unit ball, x' = x sqrt(1 - y^2/2 - z^2/2
      * + y^2 z^2/3) and cyclically: smooth inside, each cube face onto a
      * sixth of the sphere. */
@@ -419,14 +427,8 @@ static int kuhn_from_centre(avi_mesh *out, int n, avi_error *err)
 
 int avi_mesh_tet_ball_shells(double radius, int n, double grading, avi_mesh *out, avi_error *err)
 {
-    memset(out, 0, sizeof *out);
-    int rc = check_length("tet_ball_shells", "radius", radius, err);
-    if (rc) return rc;
-    if ((rc = check_count("tet_ball_shells", "n", n, 1024, err))) return rc;
-    if (!(grading >= 0.0 && grading < 1.0))
-        return avi_error_set(err, AVI_ERR_INPUT, "tet_ball_shells: grading must be in [0, 1) (got %g)", grading);
-    if ((rc = avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err))) return rc;
-    if ((rc = kuhn_from_centre(out, n, err))) return rc;
+    int rc = ball_box("tet_ball_shells", radius, n, grading, out, err);
+    if (rc || (rc = kuhn_from_centre(out, n, err))) return rc;
     /* Concentric shells: x' = x |x|_inf / |x|_2 takes the cube's surface
      * |x|_inf = s onto the sphere of radius s. Lipschitz with a Lipschitz
      * inverse (Jacobian between 1/sqrt(3) and 1 in every direction), so no

@@ -469,6 +469,22 @@ static double edge_at(const avi_mesh *m, const double p[3])
     return len;
 }
 
+/* A ball's surface: its vertices on the sphere of radius r, closed and
+ * consistently oriented; the mesh valid. */
+static void assert_closed_ball(const avi_mesh *m, double r)
+{
+    for (size_t e = 0; e < m->triangle_count; e++)
+        for (int c = 0; c < 3; c++) {
+            const double *p = m->x[m->triangles[e][c]];
+            ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
+        }
+    edge_info ei = edges_of(m);
+    ck_assert_int_eq(ei.min_share, 2);
+    ck_assert_int_eq(ei.max_share, 2);
+    ck_assert_int_eq(ei.repeated_dir, 0);
+    assert_valid(m);
+}
+
 START_TEST(test_tet_ball_graded)
 {
     const double r = 0.1, sphere = 4.0 / 3.0 * M_PI * r * r * r, south[3] = {0, 0, -r}, north[3] = {0, 0, r};
@@ -509,11 +525,7 @@ START_TEST(test_tet_ball_graded)
                    "south edge %.3f, north edge %.3f of the mapped cube's\n",
                    n, t, q, q0, vol / sphere, edge_at(&g, south) / h0, edge_at(&g, north) / h0);
             ck_assert_msg(q > (k == 1 ? 0.45 : 0.2) * q0, "n = %d, grading %g: quality %g against %g", n, t, q, q0);
-            for (size_t e = 0; e < g.triangle_count; e++)
-                for (int c = 0; c < 3; c++) {
-                    const double *p = g.x[g.triangles[e][c]];
-                    ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
-                }
+            assert_closed_ball(&g, r);
             size_t pole;
             ck_assert_double_le(nearest_vertex(&g, south, &pole), 1e-15);
             ck_assert_double_le(nearest_vertex(&g, north, &pole), 1e-15);
@@ -521,11 +533,6 @@ START_TEST(test_tet_ball_graded)
              * the north pole grow by its inverse (to the cell's variation
              * of the scale factor) */
             ck_assert_double_eq_tol(edge_at(&g, south) / h0, s, 0.15 * s);
-            edge_info ei = edges_of(&g);
-            ck_assert_int_eq(ei.min_share, 2);
-            ck_assert_int_eq(ei.max_share, 2);
-            ck_assert_int_eq(ei.repeated_dir, 0);
-            assert_valid(&g);
             avi_mesh_free(&g);
         }
         avi_mesh_free(&u);
@@ -573,16 +580,7 @@ START_TEST(test_tet_ball_shells)
             printf("tet_ball_shells n %d grading %.1f: quality %.3f, volume %.4f of the sphere\n", n, t, q, vol / sphere);
             ck_assert_msg(q > 0.85 * q8 && q > (t < 0.7 ? 0.3 : 0.1), "n = %d, grading %g: quality %g (n = 8: %g)", n,
                           t, q, q8);
-            for (size_t e = 0; e < m.triangle_count; e++)
-                for (int c = 0; c < 3; c++) {
-                    const double *p = m.x[m.triangles[e][c]];
-                    ck_assert_double_eq_tol(sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), r, 1e-15);
-                }
-            edge_info ei = edges_of(&m);
-            ck_assert_int_eq(ei.min_share, 2);
-            ck_assert_int_eq(ei.max_share, 2);
-            ck_assert_int_eq(ei.repeated_dir, 0);
-            assert_valid(&m);
+            assert_closed_ball(&m, r);
             avi_mesh_free(&m);
         }
     }
