@@ -12,10 +12,12 @@
  * make test: N = 8 and 12 cells per diameter, the errors fall and stay
  * under the N = 12 bounds (the mapped cube graded alike misses them at
  * N = 12: -7.0 % onset-free, -10.6 % compression on the flat).
- * make test-long: N = 16, 24, 32 (about 12 CPU minutes): the errors fall
+ * make test-long: N = 16, 24, 32 (about 15 CPU minutes): the errors fall
  * (the onset-free duration on the flat stalls at -3.0 % from 24 to 32),
- * and at N = 32 the issue's bars hold as measured: durations within 3 %,
- * compression within 5 %. */
+ * and at N = 32 the issue's bars hold as measured on the flat (t_c -2.5 %,
+ * onset-free -2.98 %, compression -4.5 %); for two balls the onset-free
+ * duration (-2.6 %) and the compression (-3.3 %) do, the duration by
+ * contact energy does not (-3.5 %, asserted within 4 %). */
 #include "../unit/check_main.h"
 #include "ball_drop.h"
 
@@ -93,8 +95,8 @@ END_TEST
 START_TEST(test_two_balls_fine)
 {
     if (!avi_test_long()) return;
-    static const int ns[] = {16, 24};
-    converges(1, ns, 2, 0.045, 0.03, 0.05);
+    static const int ns[] = {16, 24, 32};
+    converges(1, ns, 3, 0.04, 0.03, 0.05);
 }
 END_TEST
 
