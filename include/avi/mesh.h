@@ -90,8 +90,10 @@ int avi_mesh_tet_ball_graded(double radius, int n, double grading, avi_mesh *out
 
 /* Solid ball without the mapped cube's thin corner cells: the tet_box of n^3
  * cells on [-1, 1]^3 mapped by concentric shells, x' = r x |x|_inf / |x|_2
- * (each cube surface |x|_inf = s onto the sphere of radius r s; stretched at
- * most sqrt(3) in any direction, so cells stay valid at every n), then
+ * (each cube surface |x|_inf = s onto the sphere of radius r s; every
+ * cell's diagonal split points away from the centre), a map with a bounded
+ * Jacobian and inverse, so cells stay valid at every n (worst mean ratio
+ * about 0.5 where the mapped cube's falls as 1 / n), then
  * graded toward the south pole by the Moebius map of
  * avi_mesh_tet_ball_graded (grading in [0, 1), 0: none). Indices and
  * tetrahedra as tet_box, 1 <= n <= 1024; the surface vertices lie on the

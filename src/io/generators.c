@@ -430,11 +430,13 @@ int avi_mesh_tet_ball_shells(double radius, int n, double grading, avi_mesh *out
     int rc = ball_box("tet_ball_shells", radius, n, grading, out, err);
     if (rc || (rc = kuhn_from_centre(out, n, err))) return rc;
     /* Concentric shells: x' = x |x|_inf / |x|_2 takes the cube's surface
-     * |x|_inf = s onto the sphere of radius s. Lipschitz with a Lipschitz
-     * inverse (Jacobian between 1/sqrt(3) and 1 in every direction), so no
-     * cell degenerates as n grows; its creases on the cube's diagonal
-     * planes fall on the Kuhn cells' faces or inside them, harmless for
-     * linear tetrahedra, which see only the vertices. */
+     * |x|_inf = s onto the sphere of radius s. Homogeneous of degree 1 and
+     * Lipschitz with a Lipschitz inverse (its Jacobian and the inverse's
+     * bounded independently of n and of the distance from the centre), so
+     * cells keep their shapes within fixed bounds as n grows; its creases
+     * on the cube's diagonal planes are harmless for linear tetrahedra,
+     * which see only the vertices, once the split holds no flattened
+     * angle (kuhn_from_centre). */
     for (size_t i = 0; i < out->vertex_count; i++) {
         double *p = out->x[i], q[3], inf = 0.0;
         for (int c = 0; c < 3; c++) q[c] = p[c] - 1.0, inf = fmax(inf, fabs(q[c]));
