@@ -17,7 +17,9 @@
  * and at N = 32 the issue's bars hold as measured on the flat (t_c -2.5 %,
  * onset-free -2.98 %, compression -4.5 %); for two balls the onset-free
  * duration (-2.6 %) and the compression (-3.3 %) do, the duration by
- * contact energy does not (-3.5 %, asserted within 4 %). */
+ * contact energy does not (-3.5 %, asserted within 4 %): a floor of about
+ * 0.3 a/R that refinement does not remove (Hertz is the limit a/R -> 0).
+ * At 0.0125 m/s (a/R = 0.056) both configurations meet the bars at N = 32. */
 #include "../unit/check_main.h"
 #include "ball_drop.h"
 
@@ -27,16 +29,28 @@ typedef struct {
     double t_c, t_half, compression;
 } hertz_error;
 
-static hertz_error run(int n, int two)
+/* An impact: closing speed, contact thickness (inner: a fifth) and the
+ * shell ball's grading. */
+typedef struct {
+    double speed, thickness, grading;
+} impact;
+
+/* a/R = 0.098; and a/R = 0.056 with the layer scaled to Hertz's peak
+ * compression and the pole cells per contact radius kept. */
+static const impact standard = {0.05, 5e-5, 0.6}, slow = {0.0125, 1.65e-5, 0.75};
+
+static hertz_error run(int n, int two, const impact *im)
 {
-    ball_drop_setup s = {n, 5e-5, 1e-5, 0.05, two, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.6, 1};
+    ball_drop_setup s = {n, im->thickness, im->thickness / 5.0, im->speed, two, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL,
+                         im->grading, 1};
     ball_drop_result r;
     ck_assert_msg(ball_drop_run(&s, 200, &r) == 0, "%s, N = %d: the run failed", two ? "two balls" : "flat", n);
     hertz_error h = {(r.t_off - r.t_on) / r.hertz_t - 1.0, r.t_half / r.hertz_t_half - 1.0,
                      r.compression_max / r.hertz_delta - 1.0};
-    printf("%s, N = %2d, shells graded 0.6, 0.05 m/s: duration (contact energy > 0) %+.4f, onset-free %+.4f, "
+    printf("%s, N = %2d, shells graded %g, %g m/s: duration (contact energy > 0) %+.4f, onset-free %+.4f, "
            "compression %+.4f of Hertz; restitution %.5f, closest %.2e\n",
-           two ? "two balls" : "ball on flat", n, h.t_c, h.t_half, h.compression, r.restitution, r.d_min);
+           two ? "two balls" : "ball on flat", n, im->grading, im->speed, h.t_c, h.t_half, h.compression,
+           r.restitution, r.d_min);
     fflush(stdout);
     ck_assert_msg(r.restitution <= 1.0, "restitution %.6f", r.restitution);
     return h;
@@ -46,11 +60,12 @@ static hertz_error run(int n, int two)
  * measured by contact energy by at least one observation step, 1/200 of
  * Hertz's; the onset-free one may stall, rising 0.1 % at most, but falls
  * from the coarsest to the finest), and the finest bounds. */
-static void converges(int two, const int *ns, int k, double bound_t_c, double bound_t_half, double bound_compression)
+static void converges(int two, const impact *im, const int *ns, int k, double bound_t_c, double bound_t_half,
+                      double bound_compression)
 {
     hertz_error prev = {0}, first = {0};
     for (int i = 0; i < k; i++) {
-        hertz_error h = run(ns[i], two);
+        hertz_error h = run(ns[i], two, im);
         if (i == 0) first = h;
         if (i > 0) {
             ck_assert_msg(fabs(h.t_half) < fabs(prev.t_half) + 0.001, "N = %d: duration error %+g after %+g", ns[i],
@@ -73,14 +88,14 @@ static void converges(int two, const int *ns, int k, double bound_t_c, double bo
 START_TEST(test_ball_on_flat)
 {
     static const int ns[] = {8, 12};
-    converges(0, ns, 2, 0.06, 0.045, 0.07);
+    converges(0, &standard, ns, 2, 0.06, 0.045, 0.07);
 }
 END_TEST
 
 START_TEST(test_two_balls)
 {
     static const int ns[] = {8, 12};
-    converges(1, ns, 2, 0.06, 0.045, 0.075);
+    converges(1, &standard, ns, 2, 0.06, 0.045, 0.075);
 }
 END_TEST
 
@@ -88,7 +103,7 @@ START_TEST(test_ball_on_flat_fine)
 {
     if (!avi_test_long()) return;
     static const int ns[] = {16, 24, 32};
-    converges(0, ns, 3, 0.03, 0.03, 0.05);
+    converges(0, &standard, ns, 3, 0.03, 0.03, 0.05);
 }
 END_TEST
 
@@ -96,7 +111,34 @@ START_TEST(test_two_balls_fine)
 {
     if (!avi_test_long()) return;
     static const int ns[] = {16, 24, 32};
-    converges(1, ns, 3, 0.04, 0.03, 0.05);
+    converges(1, &standard, ns, 3, 0.04, 0.03, 0.05);
+}
+END_TEST
+
+/* One resolution against the bars. */
+static void within(int two, const impact *im, int n, double bound_t_c, double bound_t_half, double bound_compression)
+{
+    hertz_error h = run(n, two, im);
+    ck_assert_msg(fabs(h.t_c) <= bound_t_c, "N = %d: contact-energy duration error %+g", n, h.t_c);
+    ck_assert_msg(fabs(h.t_half) <= bound_t_half, "N = %d: duration error %+g", n, h.t_half);
+    ck_assert_msg(fabs(h.compression) <= bound_compression, "N = %d: compression error %+g", n, h.compression);
+}
+
+/* Hertz is the limit a/R -> 0: the floor left at 0.05 m/s (about -3 % in
+ * duration, -3.5 % in compression, where the onset-free duration stops
+ * falling) scales with a/R; at 0.0125 m/s both configurations are within
+ * the issue's bars at N = 32 with margin. */
+START_TEST(test_ball_on_flat_slow)
+{
+    if (!avi_test_long()) return;
+    within(0, &slow, 32, 0.02, 0.02, 0.04);
+}
+END_TEST
+
+START_TEST(test_two_balls_slow)
+{
+    if (!avi_test_long()) return;
+    within(1, &slow, 32, 0.03, 0.02, 0.04);
 }
 END_TEST
 
@@ -109,6 +151,8 @@ static Suite *hertz_suite(void)
     tcase_add_test(tc, test_two_balls);
     tcase_add_test(tc, test_ball_on_flat_fine);
     tcase_add_test(tc, test_two_balls_fine);
+    tcase_add_test(tc, test_ball_on_flat_slow);
+    tcase_add_test(tc, test_two_balls_slow);
     suite_add_tcase(s, tc);
     return s;
 }
