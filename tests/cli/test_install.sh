@@ -2,8 +2,8 @@
 # make install / uninstall into scratch prefixes (PREFIX, and DESTDIR
 # staging): a C program and a C++ program built with `pkg-config --cflags
 # --libs avi` alone run a two-particle spring through the public API (the C
-# one also linked statically with `pkg-config --static`); the README's C
-# example builds with its command line and runs with no LD_LIBRARY_PATH; the installed
+# one also linked statically with `pkg-config --static`); examples/hello.c
+# builds with the README's command line and runs with no LD_LIBRARY_PATH; the installed
 # Python module runs scenes in process through libavi.so, its observables
 # are bitwise those of its file and of `avi run`; its errors raise avi.Error
 # with the library's message; uninstall leaves no file behind.
@@ -117,28 +117,29 @@ for p in spring_c spring_cxx spring_static; do
 done
 [ -s spring.h5 ] && "$prefix/bin/avi" info spring.h5 | grep -q "completion: *complete" || fail "spring.h5 from C++ not complete"
 
-# The README's C example, built with its own command line, runs with no
+# examples/hello.c, built with the README's command line, runs with no
 # LD_LIBRARY_PATH (the rpath); built without the rpath it cannot start.
-awk '/^## C$/ {c = 1} c && /^```c$/ {on = 1; next} on && /^```$/ {exit} on' "$ROOT/README.md" > hello.c
-cc_line=$(awk '/^## C$/ {c = 1} c && /^cc -o hello / {print; exit}' "$ROOT/README.md" | sed 's/ *#.*//')
-if [ ! -s hello.c ] || [ -z "$cc_line" ]; then
-  fail "README: no C example (a \`\`\`c block and a 'cc -o hello' line under '## C')"
+readme="$ROOT"/README.md
+cp "$ROOT/examples/hello.c" hello.c
+cc_line=$(awk '/^## C$/ {c = 1} c && /^cc -o hello / {print; exit}' "$readme" | sed 's/ *#.*//')
+if [ -z "$cc_line" ]; then
+  fail "README: no 'cc -o hello' line under '## C'"
 else
   # shellcheck disable=SC2046
   gcc -std=c11 -Wall -Wextra -Werror -c -o hello.o hello.c $(pkg-config --cflags avi) 2> hello.err \
-    || fail "README's C example has warnings: $(cat hello.err)"
-  sh -c "$cc_line" 2> hello.err || fail "README's C example does not build with '$cc_line': $(cat hello.err)"
+    || fail "examples/hello.c has warnings: $(cat hello.err)"
+  sh -c "$cc_line" 2> hello.err || fail "examples/hello.c does not build with '$cc_line': $(cat hello.err)"
   if [ -x hello ]; then
     if env -u LD_LIBRARY_PATH ./hello > hello.out 2>&1 && grep -Eq '^bar: [0-9]+ events to t = 0.01 s$' hello.out \
        && "$prefix/bin/avi" info hello.h5 | grep -q "completion: *complete"; then
-      echo "README's C example: $(cat hello.out), with no LD_LIBRARY_PATH"
+      echo "examples/hello.c: $(cat hello.out), with no LD_LIBRARY_PATH"
     else
-      fail "README's C example: $(cat hello.out)"
+      fail "examples/hello.c: $(cat hello.out)"
     fi
     # shellcheck disable=SC2046
     gcc -o hello_norpath hello.c $(pkg-config --cflags --libs avi)
     if ! ldconfig -p 2>/dev/null | grep -q 'libavi\.so\.0 ' && env -u LD_LIBRARY_PATH ./hello_norpath > /dev/null 2>&1; then
-      fail "the C example ran without its rpath: the test of the rpath tests nothing"
+      fail "hello.c ran without its rpath: the test of the rpath tests nothing"
     fi
   fi
 fi
