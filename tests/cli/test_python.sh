@@ -106,6 +106,9 @@ refused("a scene dict's string", lambda: avi.run(dict(pair, name="victim\0x"), "
 refused("a scene dict's key", lambda: avi.run(dict(pair, **{"time\0": 1}), "out.h5"), "NUL byte")
 refused("an override value", lambda: avi.run(pair, "out.h5", overrides={"name": "x\0y"}), "NUL byte")
 refused("an override string", lambda: avi.run(pair, "out.h5", overrides=["time.end=1\0"]), "NUL byte")
+# A YAML escape for NUL in a string override: the library refuses it.
+refused("a YAML \\0 escape in an override string", lambda: avi.run(pair, "out.h5", overrides=['name="x\\0y"']),
+        "a NUL byte in a string")
 refused("an override key", lambda: avi.run(pair, "out.h5", overrides={"time.end\0": 1}), "'time.end\\x00'")
 # A key that smuggles an assignment and a comment: "time.end=1e-4 #=5".
 refused("key 'time.end=1e-4 #'", lambda: avi.run(pair, "out.h5", overrides={"time.end=1e-4 #": 5}),
