@@ -357,8 +357,9 @@ def _evolve(lib, open_run, opt, err, output):
 def _h5py():
     """h5py, or avi.Error saying how to get it into this interpreter."""
     try:
+        import importlib
         import h5py
-        import numpy  # noqa: F401  (h5py returns numpy arrays)
+        importlib.import_module("numpy")  # h5py returns numpy arrays
     except ImportError as e:
         import sys
         raise Error(f"h5py and numpy are needed to read avi's HDF5 output ({e.name or e}: not found in "

@@ -21,8 +21,11 @@ check() {  # what, expected message part, avi arguments...
     echo "nul: $what: exit $rc: $(head -3 out.txt)"; bad=$((bad + 1))
   fi
   printf 'keep me\n' | cmp -s - victim || { echo "nul: $what: victim was written"; bad=$((bad + 1)); }
-  left=$(ls | grep -v -x -e victim -e out.txt -e good.yaml -e bad.yaml)
-  [ -z "$left" ] || { echo "nul: $what: left $left"; bad=$((bad + 1)); rm -f $left; }
+  for f in *; do
+    case $f in victim | out.txt | good.yaml | bad.yaml) ;;
+      *) echo "nul: $what: left $f"; bad=$((bad + 1)); rm -f "$f" ;;
+    esac
+  done
 }
 for esc in '\0' '\x00' '\u0000'; do
   printf 'time: {end: 0.1}\noutput: {file: "victim%s.h5"}\n%s\n' "$esc" "$body" > bad.yaml
