@@ -15,6 +15,7 @@
 #                   share/avi (tools, scenes), the Python module in
 #                   lib/python3/dist-packages/avi; under $(DESTDIR)$(PREFIX)
 #   make uninstall  removes what make install put there
+#   make shared     $(B)/libavi.so (the Python module in python/ loads it)
 #   make test-compilers  (part of make test) unit tests built by clang in
 #                   $(B)-clang, and avi from gcc, clang and gcc without
 #                   AVX2/FMA ($(B)-noarch) writing bitwise-identical files
@@ -105,13 +106,16 @@ SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
 .PHONY: all programs deps paraview-deps run test test-unit test-san test-cli test-compilers test-long bench valgrind \
-        clean fuzz install install-files uninstall
+        clean fuzz install install-files uninstall shared
 # The entry points check the dependencies first and then build in a
 # sub-make, so that no compiler runs (even under -j) before the check is
 # done, and a single target (make $(B)/tests/test_model) never runs it.
 all: deps
 	@$(MAKE) --no-print-directory programs
 programs: $(LIB) $(AVI) $(B)/tests/check_penetration
+# libavi.so in the build tree, where the Python module run from the source
+# tree (PYTHONPATH=python) finds it.
+shared: $(SO)
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.

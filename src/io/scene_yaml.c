@@ -197,6 +197,14 @@ int yn_parse(const char *text, size_t len, const char *source, ynode **root_out,
             }
             break;
         case YAML_SCALAR_EVENT:
+            /* An escape ("\0", "\x00", "\u0000") puts a NUL in a string; every
+             * name and path is a C string, which would end there
+             * ("victim\0.h5" writes "victim"). */
+            if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
+                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: a NUL byte in a string (an escape such as \\0)",
+                                    source, line);
+                break;
+            }
             node = yn_new(YN_SCALAR, line);
             if (node) {
                 node->str = dup_n((const char *)ev.data.scalar.value, ev.data.scalar.length);

@@ -2,7 +2,8 @@
 # make install / uninstall into scratch prefixes (PREFIX, and DESTDIR
 # staging): a C program and a C++ program built with `pkg-config --cflags
 # --libs avi` alone run a two-particle spring through the public API (the C
-# one also linked statically with `pkg-config --static`); the installed
+# one also linked statically with `pkg-config --static`); examples/hello.c
+# builds with the README's command line and runs with no LD_LIBRARY_PATH; the installed
 # Python module runs scenes in process through libavi.so, its observables
 # are bitwise those of its file and of `avi run`; its errors raise avi.Error
 # with the library's message; uninstall leaves no file behind.
@@ -115,6 +116,33 @@ for p in spring_c spring_cxx spring_static; do
   LD_LIBRARY_PATH="$prefix/lib" "./$p" > "$p.out" 2>&1 && echo "$p: $(cat "$p.out")" || fail "$p: $(cat "$p.out")"
 done
 [ -s spring.h5 ] && "$prefix/bin/avi" info spring.h5 | grep -q "completion: *complete" || fail "spring.h5 from C++ not complete"
+
+# examples/hello.c, built with the README's command line, runs with no
+# LD_LIBRARY_PATH (the rpath); built without the rpath it cannot start.
+readme="$ROOT"/README.md
+cp "$ROOT/examples/hello.c" hello.c
+cc_line=$(awk '/^## C$/ {c = 1} c && /^cc -o hello / {print; exit}' "$readme" | sed 's/ *#.*//')
+if [ -z "$cc_line" ]; then
+  fail "README: no 'cc -o hello' line under '## C'"
+else
+  # shellcheck disable=SC2046
+  gcc -std=c11 -Wall -Wextra -Werror -c -o hello.o hello.c $(pkg-config --cflags avi) 2> hello.err \
+    || fail "examples/hello.c has warnings: $(cat hello.err)"
+  sh -c "$cc_line" 2> hello.err || fail "examples/hello.c does not build with '$cc_line': $(cat hello.err)"
+  if [ -x hello ]; then
+    if env -u LD_LIBRARY_PATH ./hello > hello.out 2>&1 && grep -Eq '^bar: [0-9]+ events to t = 0.01 s$' hello.out \
+       && "$prefix/bin/avi" info hello.h5 | grep -q "completion: *complete"; then
+      echo "examples/hello.c: $(cat hello.out), with no LD_LIBRARY_PATH"
+    else
+      fail "examples/hello.c: $(cat hello.out)"
+    fi
+    # shellcheck disable=SC2046
+    gcc -o hello_norpath hello.c $(pkg-config --cflags --libs avi)
+    if ! ldconfig -p 2>/dev/null | grep -q 'libavi\.so\.0 ' && env -u LD_LIBRARY_PATH ./hello_norpath > /dev/null 2>&1; then
+      fail "hello.c ran without its rpath: the test of the rpath tests nothing"
+    fi
+  fi
+fi
 
 # Python, in process: a built-in scene, equal bitwise to its file and to avi run.
 args=(--set time.end=0.1 --set output.frame_every=0.05 --set output.energy_every=0.01)
