@@ -15,7 +15,8 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 # The public functions: every header preprocessed (comments and macros gone),
 # only lines from include/avi/ kept, split into file-scope declarations at
 # ';' and at the end of a function body; typedefs and static inline
-# functions are no exports, the rest with a '(' declares a function.
+# functions are no exports, the rest with a '(' declares a function, and
+# an extern without one a variable.
 for h in include/avi/*.h; do echo "#include \"${h#include/}\""; done |
   ${CC:-gcc} -E -Iinclude -x c - 2> "$work/cpp.err" |
   awk '/^# [0-9]+ "/ { keep = ($3 ~ /^"include\/avi\//); next } keep' | tr '\n' ' ' |
@@ -27,7 +28,9 @@ for h in include/avi/*.h; do echo "#include \"${h#include/}\""; done |
            if (depth > 0) continue
            if (c == ";") { print s; s = ""; continue }
            s = s c } }' |
-  awk '$1 != "typedef" && $1 != "static" && /\(/ { sub(/[ \t]*\(.*/, ""); sub(/.*[^A-Za-z0-9_]/, ""); print }' |
+  awk '$1 == "typedef" || $1 == "static" { next }
+       /\(/ { sub(/[ \t]*\(.*/, ""); sub(/.*[^A-Za-z0-9_]/, ""); print; next }
+       $1 == "extern" { sub(/[ \t]*(\[.*|=.*)?[ \t]*$/, ""); sub(/.*[^A-Za-z0-9_]/, ""); print }' |
   sort -u > "$work/public"
 [ -s "$work/cpp.err" ] && { echo "exports: preprocessing include/avi: $(head -3 "$work/cpp.err")"; exit 1; }
 npub=$(wc -l < "$work/public")
