@@ -3,7 +3,7 @@
 #define AVI_TIME_STEP_H
 
 /* Largest eigenvalue of a symmetric n x n matrix (row-major, n <= 12), by
- * cyclic Jacobi rotations. */
+ * cyclic Jacobi rotations (base/jacobi.h). */
 double avi_sym_max_eigenvalue(const double *A, int n);
 
 /* omega^2 = largest eigenvalue of M^-1/2 H M^-1/2 for a stencil Hessian H

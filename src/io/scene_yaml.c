@@ -675,14 +675,6 @@ static int choice(vctx *c, const ynode *map, const char *base, const char *key, 
 
 /* --------------------------------------------------------------- names -- */
 
-static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
-    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr"};
-
-const char *avi_integrator_name(avi_integrator_type type)
-{
-    return (unsigned)type < AVI_INTEGRATOR_COUNT ? integrator_names[type] : NULL;
-}
-
 static const char *const material_names[] = {"shell", "membrane", "neo-hookean", "spring"};
 /* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
 static const char *const bending_names[] = {"none", "hinge", "midedge"};
@@ -736,6 +728,9 @@ static int load_integrator(vctx *c, const ynode *root, avi_scene *s)
     s->integrator.tolerance = 1e-10;
     if (!m) return 0;
     if (check_keys(c, m, "integrator", avi_scene_schema_keys("integrator"))) return AVI_ERR_INPUT;
+    /* The names are avi_integrator_name's (sync/engine_create.c, below io). */
+    const char *integrator_names[AVI_INTEGRATOR_COUNT];
+    for (int i = 0; i < AVI_INTEGRATOR_COUNT; i++) integrator_names[i] = avi_integrator_name((avi_integrator_type)i);
     int t = 0;
     if (choice(c, m, "integrator", "type", 0, integrator_names, AVI_INTEGRATOR_COUNT, "integrator", &t))
         return AVI_ERR_INPUT;

@@ -35,27 +35,10 @@ double avi_membrane_init(avi_membrane *m, const double X[3][3], const avi_shell_
     return area;
 }
 
-/* F (3x2, F[i][k]) and the Green strain E = (F^T F - I) / 2. */
-static inline void membrane_strain(const avi_membrane *m, const double x[3][3], double F[3][2], double E[3])
-{
-    const double *D = m->dm_inv;
-    for (int i = 0; i < 3; i++) {
-        double d1 = x[1][i] - x[0][i], d2 = x[2][i] - x[0][i];
-        F[i][0] = d1 * D[0] + d2 * D[2];
-        F[i][1] = d1 * D[1] + d2 * D[3];
-    }
-    double c00 = F[0][0] * F[0][0] + F[1][0] * F[1][0] + F[2][0] * F[2][0];
-    double c11 = F[0][1] * F[0][1] + F[1][1] * F[1][1] + F[2][1] * F[2][1];
-    double c01 = F[0][0] * F[0][1] + F[1][0] * F[1][1] + F[2][0] * F[2][1];
-    E[0] = 0.5 * (c00 - 1.0); /* E00 */
-    E[1] = 0.5 * (c11 - 1.0); /* E11 */
-    E[2] = 0.5 * c01;         /* E01 */
-}
-
 double avi_membrane_energy(const avi_membrane *m, const double x[3][3])
 {
     double F[3][2], E[3];
-    membrane_strain(m, x, F, E);
+    avi_membrane_strain(m, x, F, E);
     double tr = E[0] + E[1];
     double trE2 = E[0] * E[0] + E[1] * E[1] + 2.0 * E[2] * E[2];
     return m->ah * (m->mu * trE2 + 0.5 * m->lambda * tr * tr);
@@ -70,7 +53,7 @@ double avi_membrane_energy(const avi_membrane *m, const double x[3][3])
 void avi_membrane_hessian(const avi_membrane *m, const double x[3][3], double H[9][9])
 {
     double F[3][2], E[3];
-    membrane_strain(m, x, F, E);
+    avi_membrane_strain(m, x, F, E);
     const double *D = m->dm_inv;
     double mu = m->mu, lam = m->lambda, ah = m->ah;
     double tr = lam * (E[0] + E[1]);

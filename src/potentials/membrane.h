@@ -26,12 +26,11 @@ void avi_membrane_hessian(const avi_membrane *m, const double x[3][3], double H[
 /* Inradius A / s (s the semi-perimeter) of a triangle. */
 double avi_triangle_inradius(const double X[3][3]);
 
-/* g[a] = dV/dx_a. With F = Ds Dm^-1 (3x2), S = 2 mu E + lambda tr(E) I and
- * P = F S, dV/dDs = A0 h P Dm^-T; vertex 0 takes minus the sum. */
-static inline void avi_membrane_gradient(const avi_membrane *m, const double x[3][3], double g[3][3])
+/* F (3x2, F[i][k]) = Ds Dm^-1 and the Green strain E = (F^T F - I) / 2 as
+ * (E00, E11, E01): the one strain of the energy, gradient and Hessian. */
+static inline void avi_membrane_strain(const avi_membrane *m, const double x[3][3], double F[3][2], double E[3])
 {
     const double *D = m->dm_inv;
-    double F[3][2]; /* F[i][k] */
     for (int i = 0; i < 3; i++) {
         double d1 = x[1][i] - x[0][i], d2 = x[2][i] - x[0][i];
         F[i][0] = d1 * D[0] + d2 * D[2];
@@ -40,11 +39,22 @@ static inline void avi_membrane_gradient(const avi_membrane *m, const double x[3
     double c00 = F[0][0] * F[0][0] + F[1][0] * F[1][0] + F[2][0] * F[2][0];
     double c11 = F[0][1] * F[0][1] + F[1][1] * F[1][1] + F[2][1] * F[2][1];
     double c01 = F[0][0] * F[0][1] + F[1][0] * F[1][1] + F[2][0] * F[2][1];
-    double e00 = 0.5 * (c00 - 1.0), e11 = 0.5 * (c11 - 1.0), e01 = 0.5 * c01;
-    double tr = m->lambda * (e00 + e11);
+    E[0] = 0.5 * (c00 - 1.0);
+    E[1] = 0.5 * (c11 - 1.0);
+    E[2] = 0.5 * c01;
+}
+
+/* g[a] = dV/dx_a. With F = Ds Dm^-1 (3x2), S = 2 mu E + lambda tr(E) I and
+ * P = F S, dV/dDs = A0 h P Dm^-T; vertex 0 takes minus the sum. */
+static inline void avi_membrane_gradient(const avi_membrane *m, const double x[3][3], double g[3][3])
+{
+    const double *D = m->dm_inv;
+    double F[3][2], E[3];
+    avi_membrane_strain(m, x, F, E);
+    double tr = m->lambda * (E[0] + E[1]);
     /* A0 h S */
-    double s00 = m->ah * (2.0 * m->mu * e00 + tr), s11 = m->ah * (2.0 * m->mu * e11 + tr);
-    double s01 = m->ah * 2.0 * m->mu * e01;
+    double s00 = m->ah * (2.0 * m->mu * E[0] + tr), s11 = m->ah * (2.0 * m->mu * E[1] + tr);
+    double s01 = m->ah * 2.0 * m->mu * E[2];
     for (int i = 0; i < 3; i++) {
         double p0 = F[i][0] * s00 + F[i][1] * s01;
         double p1 = F[i][0] * s01 + F[i][1] * s11;

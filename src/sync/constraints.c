@@ -196,6 +196,23 @@ static void moved(const avi_model *m, const double (*y)[3], double h, const doub
     for (int c = 0; c < 3; c++) out[c] = y[a][c] + h * v[a][c];
 }
 
+/* Row i of G M^-1 G(z)^T: row[j] = sum over the vertices constraint i
+ * shares with constraint j of 1/m gi . grad_z[j], gi the gradient of
+ * constraint i (at z, or at the moved positions in solve). */
+static void gmg_row(const avi_sync_constraints *C, const avi_model *m, const avi_constraint *ci,
+                    const double gi[2][3], double *row)
+{
+    for (size_t j = 0; j < C->n; j++) {
+        const avi_constraint *cj = &C->c[j];
+        double t = 0.0;
+        for (int a = 0; a < nverts(ci); a++)
+            for (int b = 0; b < nverts(cj); b++)
+                if (vert(ci, a) == vert(cj, b))
+                    t += m->vert[vert(ci, a)].inv_mass * v3_dot(gi[a], C->grad_z[j][b]);
+        row[j] = t;
+    }
+}
+
 int avi_constraints_solve(avi_sync_constraints *C, const avi_model *m, const double (*y)[3], const double (*z)[3],
                           double h, double (*v)[3], double tol, int maxit)
 {
@@ -221,17 +238,9 @@ int avi_constraints_solve(avi_sync_constraints *C, const avi_model *m, const dou
             avi_constraint_gradient(&local, (const double (*)[3])loc, gi);
             C->r[i] = -g;
             if (fabs(g) / ci->length > worst) worst = fabs(g) / ci->length;
-            for (size_t j = 0; j < n; j++) {
-                const avi_constraint *cj = &C->c[j];
-                double s = 0.0;
-                for (int a = 0; a < nverts(ci); a++)
-                    for (int b = 0; b < nverts(cj); b++) {
-                        uint32_t va = vert(ci, a);
-                        if (va != vert(cj, b)) continue;
-                        s += m->vert[va].inv_mass * v3_dot(gi[a], C->grad_z[j][b]);
-                    }
-                C->J[i * n + j] = h * s;
-            }
+            double *row = C->J + i * n;
+            gmg_row(C, m, ci, (const double (*)[3])gi, row);
+            for (size_t j = 0; j < n; j++) row[j] *= h;
         }
         if (!isfinite(worst)) return -1;
         if (worst <= tol) return it;
@@ -260,15 +269,7 @@ int avi_constraints_project_velocity(avi_sync_constraints *C, const avi_model *m
         double s = 0.0;
         for (int a = 0; a < nverts(ci); a++) s += v3_dot(C->grad_z[i][a], v[vert(ci, a)]);
         C->r[i] = s;
-        for (size_t j = 0; j < n; j++) {
-            const avi_constraint *cj = &C->c[j];
-            double t = 0.0;
-            for (int a = 0; a < nverts(ci); a++)
-                for (int b = 0; b < nverts(cj); b++)
-                    if (vert(ci, a) == vert(cj, b))
-                        t += m->vert[vert(ci, a)].inv_mass * v3_dot(C->grad_z[i][a], C->grad_z[j][b]);
-            C->J[i * n + j] = t;
-        }
+        gmg_row(C, m, ci, (const double (*)[3])C->grad_z[i], C->J + i * n);
     }
     if (avi_dense_lu(C->J, C->piv, (int)n)) return -1;
     avi_dense_lu_solve(C->J, C->piv, (int)n, C->r);
@@ -300,15 +301,7 @@ int avi_constraints_add_force(avi_sync_constraints *C, const avi_model *m, const
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) s -= dv[a] * P[a][b] * dv[b];
         C->r[i] = s;
-        for (size_t j = 0; j < n; j++) {
-            const avi_constraint *cj = &C->c[j];
-            double t = 0.0;
-            for (int a = 0; a < nverts(ci); a++)
-                for (int b = 0; b < nverts(cj); b++)
-                    if (vert(ci, a) == vert(cj, b))
-                        t += m->vert[vert(ci, a)].inv_mass * v3_dot(C->grad_z[i][a], C->grad_z[j][b]);
-            C->J[i * n + j] = t;
-        }
+        gmg_row(C, m, ci, (const double (*)[3])C->grad_z[i], C->J + i * n);
     }
     if (avi_dense_lu(C->J, C->piv, (int)n)) return -1;
     avi_dense_lu_solve(C->J, C->piv, (int)n, C->r);

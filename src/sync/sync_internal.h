@@ -34,7 +34,7 @@ int avi_sync_matrix_pcg(const avi_sync_matrix *A, const double (*b)[3], double (
                         double (*work)[3]);
 
 /* Projects a symmetric n x n matrix (row-major) onto the positive
- * semi-definite cone by clamping negative eigenvalues (cyclic Jacobi). */
+ * semi-definite cone by clamping negative eigenvalues (base/jacobi.h). */
 void avi_psd_project(double *H, int n);
 
 /* Holonomic constraints (constraints.c). */

@@ -3,7 +3,10 @@
 # direction only (docs/ARCHITECTURE.md, "Layers"): every #include "dir/..."
 # in src/<dir> names a layer below <dir> in LAYERS (or the public avi/), and
 # the public headers include only each other. A cycle or an upward include
-# fails, naming the file and line.
+# fails, naming the file and line. Calls obey the same order: a global
+# symbol that an object of src/<dir> (in the build tree of $AVI) uses and
+# another source file defines must be defined in <dir> or a layer below,
+# whatever header declared it (nm; a self-check plants an upward call).
 set -u
 cd "$ROOT" || exit 1
 LAYERS=(base potentials core contact sync io run cli)
@@ -26,5 +29,53 @@ done
 while IFS=: read -r file line inc; do
   case "$inc" in avi/*) ;; *) echo "$file:$line: a public header includes \"$inc\""; bad=$((bad + 1)) ;; esac
 done < <(grep -Ho -n '^#include "[^"]*"' include/avi/*.h | sed 's/#include "//; s/"$//')
-echo "layers: ${#LAYERS[@]} layers (${LAYERS[*]}), $edges includes between source files, $bad problems"
+
+# Calls. symbols: one line "def|use LAYER SOURCE SYMBOL" per global symbol
+# that the object of a src/*/*.c defines or leaves undefined (static
+# functions and inlined header functions never cross objects).
+B=$(dirname "$AVI")
+objs=()
+for c in src/*/*.c; do
+  o=$B/${c%.c}.o
+  if [ ! -f "$o" ]; then echo "$o: missing (make programs builds it)"; bad=$((bad + 1))
+  elif [ "$c" -nt "$o" ]; then echo "$o: older than $c (make programs rebuilds it)"; bad=$((bad + 1))
+  else objs+=("$o"); fi
+done
+symbols() {
+  nm -A "${objs[@]}" | awk -v b="$B/" '{
+    f = $1; sub(/:.*/, "", f); f = substr(f, length(b) + 1); sub(/\.o$/, ".c", f)
+    split(f, d, "/"); t = $(NF - 1)
+    if (t == "U") print "use", d[2], f, $NF
+    else if (t ~ /^[A-Z]$/) print "def", d[2], f, $NF }'
+}
+# upward: from symbols lines, one line per use of a symbol defined in a
+# layer above the user's.
+upward() {
+  awk -v layers="${LAYERS[*]}" '
+    BEGIN { n = split(layers, L, " "); for (i = 1; i <= n; i++) rank[L[i]] = i }
+    $1 == "def" && !($4 in owner) { owner[$4] = $2; where[$4] = $3 }
+    $1 == "use" { u++; ul[u] = $2; uf[u] = $3; us[u] = $4 }
+    END { for (i = 1; i <= u; i++) {
+            s = us[i]
+            if ((s in owner) && rank[owner[s]] > rank[ul[i]])
+              printf "%s: %s calls %s, defined in %s, a layer above it (%s)\n", uf[i], ul[i], s, where[s], layers } }'
+}
+calls=0
+if [ ${#objs[@]} -gt 0 ]; then
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+  symbols > "$work/symbols"
+  calls=$(awk '$1 == "use"' "$work/symbols" | wc -l)
+  # Self-check: base calling a function of the run layer must be reported.
+  read -r src sym < <(awk '$1 == "def" && $2 == "run" { print $3, $4; exit }' "$work/symbols")
+  if [ -z "${sym:-}" ]; then echo "layers: nm found no symbol defined in src/run"; bad=$((bad + 1))
+  else
+    { cat "$work/symbols"; echo "use base src/base/planted.c $sym"; } | upward |
+      grep -qF "src/base/planted.c: base calls $sym, defined in $src," ||
+      { echo "layers: self-check: a planted upward call (base -> $sym) was not reported"; bad=$((bad + 1)); }
+  fi
+  upward < "$work/symbols" > "$work/upward"
+  cat "$work/upward"
+  bad=$((bad + $(wc -l < "$work/upward")))
+fi
+echo "layers: ${#LAYERS[@]} layers (${LAYERS[*]}), $edges includes between source files, $calls undefined symbols in the objects of $B/src, $bad problems"
 [ "$bad" -eq 0 ]
