@@ -113,9 +113,6 @@ SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 all: deps
 	@$(MAKE) --no-print-directory programs
 programs: $(LIB) $(AVI) $(B)/tests/check_penetration
-# libavi.so in the build tree, where the Python module run from the source
-# tree (PYTHONPATH=python) finds it.
-shared: $(SO)
 
 # Dependencies come from Debian packages. As root on a machine that lacks them
 # we install them; otherwise we stop with the apt-get line to run.
@@ -305,7 +302,7 @@ paraview-deps:
 	  fi; \
 	fi
 
-test-cli: programs $(SO) paraview-deps
+test-cli: programs shared paraview-deps
 	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then AVI_BIN=$(AVI) tests/run_cli.sh; fi
 
 test-long: deps
@@ -418,6 +415,10 @@ $(SO): $(LIB_SRC:%.c=$(PIC)/%.o) src/libavi.map
 	  -Wl,--version-script=src/libavi.map -o $@ $(filter %.o,$^) $(LIBAVI_LIBS)
 	ln -sf libavi.so.$(VERSION) $(B)/libavi.so.$(SOMAJOR)
 	ln -sf libavi.so.$(SOMAJOR) $(B)/libavi.so
+# libavi.so in the build tree, where the Python module run from the source
+# tree (PYTHONPATH=python) finds it (after SO is defined: a rule's
+# prerequisites expand where the rule is read).
+shared: $(SO)
 
 PREFIX   ?= /usr/local
 INST      = $(DESTDIR)$(PREFIX)
