@@ -185,6 +185,7 @@ typedef enum {
     AVI_INTEGRATOR_EXPLICIT_EULER,
     AVI_INTEGRATOR_IMPLICIT_EULER,
     AVI_INTEGRATOR_DCR, /* central differences with decomposition contact response */
+    AVI_INTEGRATOR_SYNC_EXPLICIT4, /* fourth order: Yoshida's triple jump of velocity Verlet */
     AVI_INTEGRATOR_COUNT
 } avi_integrator_type;
 

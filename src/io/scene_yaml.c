@@ -676,7 +676,8 @@ static int choice(vctx *c, const ynode *map, const char *base, const char *key, 
 /* --------------------------------------------------------------- names -- */
 
 static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
-    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr"};
+    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr",
+    "sync-explicit4"};
 
 const char *avi_integrator_name(avi_integrator_type type)
 {
