@@ -32,6 +32,7 @@ quick_args() {
     sphere_plate) echo "--set time.end=1e-4 --set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8" ;;
     graded) echo "--steps 300 --repeat 1" ;;
     xdmf) echo "--frames 100,1000 --rewrite-max 100" ;;
+    order4) echo "--quick" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
     *) echo "" ;;
     esac
