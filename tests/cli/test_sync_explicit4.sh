@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # integrator.type: sync-explicit4 through the command line: what it refuses
 # (contact, damping, links and particle constraints: exit 2, the key named,
-# no output file), that a run stopped at a checkpoint resumes bitwise (the
+# no output file), that time_step.max_events counts three events a step, that a run stopped at a checkpoint resumes bitwise (the
 # bar's tetrahedra, and the spring pendulum under gravity), that the
 # resolved scene keeps the type, and that events count three gradient
 # evaluations per potential and step.
@@ -63,6 +63,14 @@ ev = f["observables/events/value"][()]
 if int(ev[-1]) != 3 * 2 * 666:
     print("events at the end:", ev[-1], "expected", 3 * 2 * 666); sys.exit(1)
 PY
+
+# time_step.max_events counts its three evaluations a step: the spring
+# pendulum to 20 s at h = 1e-3 is 4e4 events for sync-explicit, 1.2e5 here.
+M=(--set time_step.max_events=1e5 --set output.energy_every=1)
+"$AVI" run pendulum_spring "${M[@]}" -o "$work/m2.h5" --quiet || { echo "max_events: sync-explicit refused"; bad=$((bad + 1)); }
+"$AVI" run pendulum_spring "${I[@]}" "${M[@]}" -o "$work/m4.h5" --quiet 2>"$work/err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "about 1.2e+05 events.*time_step.max_events" "$work/err" \
+  || { echo "max_events: exit $rc: $(cat "$work/err")"; bad=$((bad + 1)); }
 
 echo "sync-explicit4: $bad problems"
 [ "$bad" -eq 0 ]
