@@ -277,10 +277,13 @@ START_TEST(test_energy_bounded)
            "tenth %.3e); mean (E - E0)/|E0| first tenth %.3e, last tenth %.3e\n",
            steps, h, steps * h, band, early, first / fabs(E0), last / fabs(E0));
     fflush(stdout);
-    /* measured: band 2.98e-3 (first tenth 2.95e-3), means 6.338e-4 and 6.334e-4 */
+    /* measured: band 2.98e-3 (first tenth 2.95e-3), means 6.338e-4 and
+     * 6.334e-4 (1e5 steps, AVI_TEST_QUICK: 6.382e-4 and 6.276e-4, tenths of
+     * 500 s against slow beats); a drifting integrator moves the mean by
+     * about the band */
     ck_assert_double_lt(band, 4e-3);
     ck_assert_double_lt(band, 1.05 * early);
-    ck_assert_double_lt(fabs(last - first) / fabs(E0), 1e-5);
+    ck_assert_double_lt(fabs(last - first) / fabs(E0), 0.01 * band);
     avi_engine_destroy(e);
     avi_model_destroy(m);
 }
