@@ -54,7 +54,7 @@ resume pendulum pendulum_spring 2 0.7 --set time_step.fixed=0.003 --set output.c
 # The resolved scene keeps the type; events: 3 per potential and step
 # (the spring pendulum: one spring and one gravity potential, 2 / 0.003
 # steps landing at or before t = 2: 666).
-"$PYTHON" - "$work/pendulum-ref.h5" <<'PY' || bad=$((bad + 1))
+[ -e "$work/pendulum-ref.h5" ] && "$PYTHON" - "$work/pendulum-ref.h5" <<'PY' || bad=$((bad + 1))
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 if f["parameters/integrator"][()] != b"sync-explicit4" or b"type: sync-explicit4" not in f["parameters/scene_resolved"][()]:
