@@ -32,6 +32,7 @@ quick_args() {
     sphere_plate) echo "--set time.end=1e-4 --set bodies.sphere.mesh.subdivisions=2 --set bodies.plate.mesh.rings=8" ;;
     graded) echo "--steps 300 --repeat 1" ;;
     xdmf) echo "--frames 100,1000 --rewrite-max 100" ;;
+    order4) echo "--quick" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
     *) echo "" ;;
     esac
@@ -121,6 +122,10 @@ SPEC = {
                [("ideal_speedup", "ideal", "%.2f"), ("speedup_cpu", "speed-up CPU", "%.2f"),
                 ("efficiency_cpu", "measured/ideal", "%.2f"), ("sync_ns_per_event", "sync ns/event", "%.0f"),
                 ("avi_ns_per_event", "AVI ns/event", "%.0f"), ("avi_energy_rel_change", "AVI dE/E", "%.1e")]),
+    "order4": (["model", "integrator", "h_omega", "summary"],
+               [("max_position_error", "error", "%.3e"), ("cpu_s", "CPU s", "%.3g"),
+                ("cpu_ns_per_step", "ns/step", "%.0f"), ("crossover_error", "equal cost at error", "%.3g"),
+                ("crossover_cpu_s", "CPU s", "%.3g")]),
     "output": (["scene", "mode", "rate_factor"],
                [("cpu_s", "CPU s", "%.3f"), ("overhead_cpu", "overhead CPU", "%+.3f"),
                 ("overhead_wall", "overhead wall", "%+.3f"), ("observers_cpu_frac", "in observers", "%.3f")]),

@@ -15,7 +15,15 @@
  *   description   one-line text (listed by `avi scenes`); default ""
  *   time.end      end time > 0, required
  *   integrator    type: avi (default) | sync-explicit | sync-implicit |
- *                 sync-rootfind | explicit-euler | implicit-euler | dcr
+ *                 sync-rootfind | explicit-euler | implicit-euler | dcr |
+ *                 sync-explicit4
+ *                 sync-explicit4: fourth order, Yoshida's triple jump of
+ *                 sync-explicit's (velocity-Verlet) update
+ *                 (src/sync/explicit4.c), three gradient evaluations
+ *                 (events) per potential and step, at the step sync-explicit
+ *                 takes (the smallest potential step of the rule), stable
+ *                 for h omega < 1.57 (sync-explicit: 2), i.e. safety < 0.78;
+ *                 refuses contact, damping, links and particle constraints
  *                 dcr: central differences (sync-explicit's update) with
  *                 decomposition contact response, Cirak and West 2005
  *                 (src/sync/dcr.c): after each step, stencils closer
@@ -49,7 +57,8 @@
  *                 most 4e8, the rod): building refuses a scene
  *                 whose estimated events, time.end / dt summed over the
  *                 elastic and gravity potentials (synchronous integrators:
- *                 time.end / smallest dt times the potential count; contact
+ *                 time.end / smallest dt times the potential count, times 3
+ *                 for sync-explicit4; contact
  *                 not counted), exceed it, naming the key that set the
  *                 smallest step
  *   materials     name -> {model, ...}; which keys each model takes:
@@ -185,6 +194,7 @@ typedef enum {
     AVI_INTEGRATOR_EXPLICIT_EULER,
     AVI_INTEGRATOR_IMPLICIT_EULER,
     AVI_INTEGRATOR_DCR, /* central differences with decomposition contact response */
+    AVI_INTEGRATOR_SYNC_EXPLICIT4, /* fourth order: Yoshida's triple jump of velocity Verlet */
     AVI_INTEGRATOR_COUNT
 } avi_integrator_type;
 

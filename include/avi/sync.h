@@ -3,7 +3,8 @@
  * synchronous type (avi_engine_create_with, engine.h) advances every vertex
  * with one global step h; avi_engine_advance, _run, _observe and
  * _state_at work on it unchanged. Event counts count one event per potential
- * per step, so they compare directly with the AVI's.
+ * per step (sync-explicit4: three, its gradient evaluations), so they
+ * compare directly with the AVI's.
  *
  * Integrators (avi_integrator_type):
  *   sync-explicit   alpha = 0 discrete Hamilton-Pontryagin update: symplectic
@@ -18,6 +19,16 @@
  *   explicit-euler, implicit-euler: non-symplectic baselines
  *   dcr             sync-explicit's update with decomposition contact
  *                   response (Cirak and West 2005; src/sync/dcr.c)
+ *   sync-explicit4  fourth order: Yoshida's (1990) symmetric triple jump of
+ *                   sync-explicit's map, substeps w1 h, w0 h, w1 h with
+ *                   w1 = 1 / (2 - 2^(1/3)), w0 = 1 - 2 w1 < 0 (a backward
+ *                   substep); symplectic and momentum-preserving as a
+ *                   composition of such maps. Three gradient evaluations a
+ *                   step, counted as three events per potential. h: as for
+ *                   sync-explicit; stable for h omega_max < 1.5734 (velocity
+ *                   Verlet: 2). Refuses damping, constraints and contact
+ *                   (AVI_ERR_INPUT): neither a damped nor a SHAKE substep is
+ *                   what the composition needs for order 4.
  *
  * Contact: dcr, and sync-explicit and sync-implicit on a model with
  * contact, follow each step with the DCR stage: stencils closer than
@@ -28,11 +39,12 @@
  * conserved by it. A step that moves a stencil closer than
  * contact.thickness by half its distance or more fails the run (the side
  * it is on is then ambiguous): shorten the step. These steps land on
- * t_{k+1} (below). The others refuse a model with contact.
+ * t_{k+1} (below). The others (sync-explicit4 too) refuse a model with
+ * contact.
  *
  * State after a step: the explicit update keeps the AVI's convention (x at
  * the last kick time, v the mid-step velocity, drifted lazily). Every other
- * integrator leaves x = q_{k+1}, tau = t_{k+1} and v = p_{k+1} / m, the
+ * integrator (sync-explicit4 included) leaves x = q_{k+1}, tau = t_{k+1} and v = p_{k+1} / m, the
  * discrete momentum at t_{k+1} (for the Euler baselines simply v_{k+1}): at
  * output times on the step grid the observers then read the discrete state
  * (q_k, p_k), whose momenta are the conserved ones and whose energy is the
@@ -87,7 +99,8 @@ avi_sync_options avi_default_sync_options(void);
 
 /* avi_engine_create_with (engine.h) with a synchronous type: an engine
  * over a finalized model (with contact only for dcr, sync-explicit and
- * sync-implicit: AVI_ERR_INPUT otherwise). Constraints must hold at the
+ * sync-implicit: AVI_ERR_INPUT otherwise; sync-explicit4 refuses damping
+ * and constraints as well). Constraints must hold at the
  * initial positions (to tolerance * length) and are refused by the Euler
  * baselines only when they cannot be projected; pinned vertices may appear
  * in them. */
@@ -100,7 +113,8 @@ double avi_engine_sync_step(const avi_engine *engine);
  * (x - dt v) to the current one x acts as a dissipation potential. For an
  * AVI engine the impulse is applied in each potential's event; k_D = 0 costs
  * nothing. Linear and angular momentum are preserved. Returns AVI_OK, or
- * AVI_ERR_INPUT for a negative or non-finite k_D. */
+ * AVI_ERR_INPUT for a negative or non-finite k_D, or k_D > 0 on a
+ * sync-explicit4 engine. */
 int avi_engine_set_damping(avi_engine *engine, double kd);
 
 /* Counters of a synchronous engine (all zero for an AVI engine). */

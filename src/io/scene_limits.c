@@ -63,6 +63,8 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
     }
     /* Synchronous integrators step every potential at the smallest step. */
     if (s->integrator.type != AVI_INTEGRATOR_AVI && potentials) events = s->end_time / smallest * (double)potentials;
+    /* sync-explicit4 evaluates every potential three times a step (src/sync/explicit4.c) */
+    if (s->integrator.type == AVI_INTEGRATOR_SYNC_EXPLICIT4) events *= 3.0;
     if (!(events > s->max_events)) return AVI_OK;
     char key[160], msg[380];
     step_key(s, ranges, kind, at, key, sizeof key);

@@ -24,7 +24,8 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_
  * scene parser (io/) and the scene-to-engine factory (scene_engine.c) both
  * call it, and a layer calls only down. */
 static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
-    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr"};
+    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr",
+    "sync-explicit4"};
 
 const char *avi_integrator_name(avi_integrator_type type)
 {

@@ -103,6 +103,24 @@ static int collect(const avi_scene *sc, const avi_scene_bodies *info, avi_constr
     return AVI_OK;
 }
 
+/* The scene key of the first link or particle constraint ("bodies.0.links"). */
+static const char *first_constraint(const avi_scene *sc, char *key, size_t len)
+{
+    for (size_t b = 0; b < sc->body_count; b++) {
+        const avi_scene_body *body = &sc->bodies[b];
+        if (body->link_count) {
+            snprintf(key, len, "bodies.%zu.links", b);
+            return key;
+        }
+        for (size_t i = 0; i < body->particle_count; i++)
+            if (body->particles[i].constraint.kind != AVI_SURFACE_NONE) {
+                snprintf(key, len, "bodies.%zu.particles.%zu.constraint", b, i);
+                return key;
+            }
+    }
+    return "constraints";
+}
+
 avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bodies *info, avi_model *model,
                                         avi_error *err)
 {
@@ -122,6 +140,19 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
                             "the bodies would pass through each other. Use integrator.type: avi, dcr, sync-explicit "
                             "or sync-implicit, or remove contact",
                    avi_integrator_name(sc->integrator.type));
+        return NULL;
+    }
+    if (sc->integrator.type == AVI_INTEGRATOR_SYNC_EXPLICIT4 && (sc->damping != 0.0 || nc)) {
+        /* explicit4.c: the composition has a backward substep */
+        free(c);
+        if (sc->damping != 0.0)
+            scene_fail(err, sc, "damping: integrator.type sync-explicit4 does not handle damping; use "
+                                "sync-explicit or sync-implicit, or remove damping");
+        else {
+            char key[96];
+            scene_fail(err, sc, "%s: integrator.type sync-explicit4 does not handle links or particle constraints; "
+                                "use sync-explicit or sync-implicit", first_constraint(sc, key, sizeof key));
+        }
         return NULL;
     }
     avi_sync_options o = avi_default_sync_options();

@@ -26,6 +26,7 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
     if (step >= UINT64_C(1) << 63) /* counters are int64 in the output */
         return avi_error_set(err, AVI_ERR_INPUT, "sync_step = %llu is not below 2^63", (unsigned long long)step);
     s->step = step;
+    s->force_valid = 0; /* sync-explicit4 recomputes its force from the loaded positions */
     /* Absent in checkpoints from before DCR friction: none was done. */
     if (s->dcr && io->count(io, "dcr_friction_work") == 1) {
         double *w = avi_dcr_friction_work(s->dcr);
@@ -102,12 +103,21 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (m->has_contact && !avi_sync_handles_contact(o.type))
         return fail(err, AVI_ERR_INPUT, "this synchronous integrator does not handle contact (dcr, sync-explicit and "
                                         "sync-implicit do); the model has contact enabled");
+    /* sync-explicit4 composes velocity-Verlet substeps, one of them
+     * backward in time (w0 < 0): a dissipative or a SHAKE substep would not
+     * compose to a fourth-order variational map. Refused, not approximated. */
+    if (o.type == AVI_INTEGRATOR_SYNC_EXPLICIT4 && o.damping != 0.0)
+        return fail(err, AVI_ERR_INPUT, "sync-explicit4 does not handle damping (use sync-explicit or sync-implicit)");
+    if (o.type == AVI_INTEGRATOR_SYNC_EXPLICIT4 && o.constraint_count)
+        return fail(err, AVI_ERR_INPUT, "sync-explicit4 does not handle constraints (use sync-explicit or "
+                                        "sync-implicit)");
     /* The explicit updates (sync-explicit, dcr) step every record, edge DOFs
      * included, with the gradients of the kinds table; the implicit ones
      * and damping assemble Hessians (core/damping.c), which a kind without
      * the damped flag (mid-edge bending) does not have: refused. */
     avi_kind undamped = avi_model_undamped_kind(m);
-    int explicit_step = o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR;
+    int explicit_step = o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR ||
+                        o.type == AVI_INTEGRATOR_SYNC_EXPLICIT4;
     if (undamped != AVI_KIND_COUNT && (!explicit_step || o.damping != 0.0)) {
         char msg[200];
         snprintf(msg, sizeof msg, "%s does not handle %s potentials yet; use integrator.type avi, sync-explicit or "
@@ -202,6 +212,11 @@ int avi_engine_set_damping(avi_engine *e, double kd)
         snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
         return AVI_ERR_INPUT;
     }
+    if (kd > 0.0 && e->sync && e->sync->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT4) {
+        e->err.status = AVI_ERR_INPUT;
+        snprintf(e->err.message, sizeof e->err.message, "sync-explicit4 does not handle damping");
+        return AVI_ERR_INPUT;
+    }
     avi_kind undamped = avi_model_undamped_kind(e->model);
     if (kd > 0.0 && undamped != AVI_KIND_COUNT) {
         e->err.status = AVI_ERR_INPUT;
@@ -247,6 +262,7 @@ int avi_sync_step(avi_engine *e, struct avi_sync *s)
     case AVI_INTEGRATOR_SYNC_IMPLICIT:
     case AVI_INTEGRATOR_SYNC_ROOTFIND: return avi_sync_step_lilyan(e, s);
     case AVI_INTEGRATOR_EXPLICIT_EULER: return avi_sync_step_explicit_euler(e, s);
+    case AVI_INTEGRATOR_SYNC_EXPLICIT4: return avi_sync_step_explicit4(e, s);
     default: return avi_sync_step_implicit_euler(e, s);
     }
 }
@@ -257,6 +273,8 @@ static int sync_advance(avi_engine *e, double t_stop)
     double h = s->opt.h;
     /* with the contact stage, every integrator lands on t_{k+1} */
     int explicit = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT && !s->dcr;
+    /* events count gradient evaluations: sync-explicit4 makes three a step */
+    uint64_t per_step = s->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT4 ? 3 : 1;
     for (;;) {
         /* The explicit update kicks at t_k and drifts lazily, like the AVI:
          * it runs every kick with t_k < t_stop. The others land on t_{k+1}
@@ -272,7 +290,8 @@ static int sync_advance(avi_engine *e, double t_stop)
         }
         int rc = s->dcr ? avi_sync_step_dcr(e, s) : avi_sync_step(e, s);
         if (rc != AVI_OK) return rc;
-        for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += avi_model_potential_count(e->model, (avi_kind)k);
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            e->events[k] += per_step * avi_model_potential_count(e->model, (avi_kind)k);
         s->step++;
         s->stats.steps++;
     }

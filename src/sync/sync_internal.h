@@ -94,12 +94,16 @@ struct avi_sync {
     double (*w)[3];    /* 5 nv: PCG */
     double (*cols)[3]; /* constraints: H^-1 G^T columns, n_c * nv */
     struct avi_dcr *dcr; /* the contact stage (dcr.c), or NULL: see avi_sync_step_dcr */
+    /* sync-explicit4: force holds grad V at step force_step's positions */
+    int force_valid;
+    uint64_t force_step;
 };
 
 /* One step of each integrator from t_k = step * h to t_{k+1}. Every vertex
  * is at tau = t_k on entry and at t_{k+1} on exit, except for the
  * explicit update, whose positions are drifted lazily like the AVI's. */
 int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s);
+int avi_sync_step_explicit4(avi_engine *e, struct avi_sync *s); /* explicit4.c */
 int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s); /* sync-implicit and sync-rootfind */
 int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s);
 int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s);
