@@ -476,6 +476,41 @@ START_TEST(test_midedge_shell_integrators)
 }
 END_TEST
 
+/* The built-in sheet (model: shell, so bending: midedge by default) on a
+ * 6 x 6 grid from its scene: sync-implicit, sync-rootfind (damped and
+ * undamped) and the AVI with damping build and run it. */
+START_TEST(test_sheet_scene_midedge)
+{
+    const int idx = avi_scene_builtin_find("sheet");
+    ck_assert_int_ge(idx, 0);
+    const char *text = avi_scene_builtin_text((size_t)idx);
+    const char *cases[5][2] = {{"integrator.type=sync-implicit", "damping=0"},
+                               {"integrator.type=sync-implicit", "damping=1e-4"},
+                               {"integrator.type=sync-rootfind", "damping=0"},
+                               {"integrator.type=sync-rootfind", "damping=1e-4"},
+                               {"integrator.type=avi", "damping=1e-5"}};
+    for (int k = 0; k < 5; k++) {
+        const char *sets[5] = {cases[k][0], cases[k][1], "bodies.sheet.mesh.nx=6", "bodies.sheet.mesh.ny=6",
+                               "time.end=0.02"};
+        avi_scene sc;
+        avi_model *m = NULL;
+        avi_scene_bodies info;
+        avi_error err;
+        avi_engine *e = scene_engine(text, sets, 5, &sc, &m, &info, &err);
+        ck_assert_msg(e != NULL, "%s %s: %s", cases[k][0], cases[k][1], err.message);
+        ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MIDEDGE), 72);
+        int rc = avi_engine_run(e, 0.02);
+        ck_assert_msg(rc == AVI_OK, "%s %s: %s", cases[k][0], cases[k][1], avi_engine_error(e)->message);
+        double z = 0.0, x[49][3];
+        avi_engine_state_at(e, 0.02, &x[0][0], NULL);
+        for (int i = 0; i < 49; i++) z = fmin(z, x[i][2]);
+        printf("sheet (midedge) %s %s: lowest z %.4e m at t = 0.02\n", cases[k][0], cases[k][1], z);
+        ck_assert(z < 0.0 && z > -0.01); /* falling, g t^2 / 2 = 2e-3 m free */
+        scene_done(e, &sc, m, &info);
+    }
+}
+END_TEST
+
 /* A kind that core/damping.c does not name is refused explicitly (NaN and
  * -1), never read as another kind's record. */
 START_TEST(test_unnamed_kind_refused)
@@ -508,6 +543,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scene_constraints);
     tcase_add_test(tc, test_scene_constraint_errors);
     tcase_add_test(tc, test_midedge_shell_integrators);
+    tcase_add_test(tc, test_sheet_scene_midedge);
     tcase_add_test(tc, test_unnamed_kind_refused);
     suite_add_tcase(s, tc);
     return s;
