@@ -70,7 +70,9 @@
  *                                    al. 2006), Koiter's bending energy, which
  *                                    converges to Kirchhoff-Love plates on any
  *                                    triangulation (docs/research/bending);
- *                                    integrator avi only, no damping.
+ *                                    every integrator and damping (its
+ *                                    Hessian, edge DOFs included:
+ *                                    potentials/midedge_hessian.c).
  *                                    hinge: discrete-shell hinges (Grinspun et
  *                                    al. 2003), kept for comparison: 1.6-2.3x
  *                                    too stiff on plates, mesh-dependent

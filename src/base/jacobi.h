@@ -1,11 +1,12 @@
-/* Symmetric eigenproblems of stencil size (n <= 12) by cyclic Jacobi
+/* Symmetric eigenproblems of stencil size (n <= 27, a mid-edge element's
+ * nine slots) by cyclic Jacobi
  * rotations: the stable time steps' largest eigenvalue (core/time_step.c)
  * and the Newton solvers' projection onto the positive semi-definite cone
  * (sync/matrix.c) share this one solver, so both see the same rounding. */
 #ifndef AVI_JACOBI_H
 #define AVI_JACOBI_H
 
-/* Diagonalizes the symmetric n x n matrix a (row-major, n <= 12) in place:
+/* Diagonalizes the symmetric n x n matrix a (row-major, any n) in place:
  * cyclic sweeps of Jacobi rotations (Golub and Van Loan, Matrix
  * Computations, 4th ed., 2013, Algorithms 8.5.1-8.5.3) until the squared
  * upper off-diagonal entries sum to at most 1e-30 times the squared

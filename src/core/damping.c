@@ -2,6 +2,9 @@
  * section 5.2) and the elastic potentials' values behind one interface. */
 #include "core/damping.h"
 
+#include "potentials/midedge_hessian.h"
+
+#include <math.h>
 #include <string.h>
 
 double avi_elem_energy(const avi_elem *el, const double x[][3])
@@ -14,13 +17,22 @@ void avi_elem_gradient(const avi_elem *el, const double x[][3], double g[][3])
     avi_kind_gradient(el->kind, el->rec, x, g);
 }
 
-void avi_elem_hessian(const avi_elem *el, const double x[][3], double *H)
+/* H of a kind not named here is NaN: a record of another kind must never
+ * be read as one of these. */
+static void refuse(double *H, int n)
+{
+    for (int k = 0; k < 9 * n * n; k++) H[k] = NAN;
+}
+
+int avi_elem_hessian(const avi_elem *el, const double x[][3], double *H)
 {
     switch (el->kind) {
-    case AVI_KIND_SPRING: avi_spring_hessian(el->rec, x, (double (*)[6])H); break;
-    case AVI_KIND_MEMBRANE: avi_membrane_hessian(el->rec, x, (double (*)[9])H); break;
-    case AVI_KIND_HINGE: avi_hinge_hessian(el->rec, x, (double (*)[12])H); break;
-    default: avi_tet_hessian(el->rec, x, (double (*)[12])H); break;
+    case AVI_KIND_SPRING: avi_spring_hessian(el->rec, x, (double (*)[6])H); return 0;
+    case AVI_KIND_MEMBRANE: avi_membrane_hessian(el->rec, x, (double (*)[9])H); return 0;
+    case AVI_KIND_HINGE: avi_hinge_hessian(el->rec, x, (double (*)[12])H); return 0;
+    case AVI_KIND_TET: avi_tet_hessian(el->rec, x, (double (*)[12])H); return 0;
+    case AVI_KIND_MIDEDGE: avi_midedge_hessian(el->rec, x, (double (*)[3 * AVI_MIDEDGE_SLOTS])H); return 0;
+    default: refuse(H, el->n); return -1;
     }
 }
 
@@ -28,12 +40,16 @@ void avi_elem_hessian(const avi_elem *el, const double x[][3], double *H)
  * when A is degenerate. Material constants are recovered from the record:
  * a tet stores V0 mu and V0 lambda with V0 = 1 / (6 det Dm^-1); a membrane
  * stores A0 h with A0 = 1 / (2 det Dm^-1). The hinge keeps its stiffness
- * and takes A's angle as rest angle. */
+ * and takes A's angle as rest angle; the mid-edge triangle likewise keeps its
+ * metric and stiffness (abar^-1, Abar D / 2) and takes A's second form as
+ * bbar (A's edge DOFs included), so that D measures the rate of change of
+ * curvature. Returns -2 for a kind not named here. */
 typedef union {
     avi_spring s;
     avi_membrane m;
     avi_hinge h;
     avi_tet t;
+    avi_midedge e;
 } any_rec;
 
 static int rest_from(const avi_elem *el, const double A[][3], any_rec *r, avi_elem *out)
@@ -64,13 +80,25 @@ static int rest_from(const avi_elem *el, const double A[][3], any_rec *r, avi_el
         r->h = *(const avi_hinge *)el->rec;
         r->h.theta0 = avi_hinge_angle(A);
         return 0;
-    default: {
+    case AVI_KIND_TET: {
         const avi_tet *p = el->rec;
         double v0 = 1.0 / (6.0 * m3_det(p->dm_inv));
         if (!(avi_tet_init(&r->t, A, p->vmu / v0, p->vlambda / v0) > 0.0)) return -1;
         r->t.dt = p->dt;
         return 0;
     }
+    case AVI_KIND_MIDEDGE: {
+        const avi_midedge *p = el->rec;
+        r->e = *p;
+        avi_shell_material unit = {1.0, p->nu, 1.0, 1.0};
+        if (avi_midedge_init(&r->e, A, &unit) != 0) return -1;
+        memcpy(r->e.P, p->P, sizeof p->P);
+        r->e.ka = p->ka;
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(r->e.bbar[k])) return -1; /* a director of A past its face */
+        return 0;
+    }
+    default: return -2;
     }
 }
 
@@ -78,7 +106,8 @@ double avi_damping_energy(const avi_elem *el, const double A[][3], const double 
 {
     any_rec r;
     avi_elem d;
-    if (rest_from(el, A, &r, &d)) return 0.0;
+    int rc = rest_from(el, A, &r, &d);
+    if (rc) return rc == -1 ? 0.0 : NAN;
     return avi_elem_energy(&d, B);
 }
 
@@ -86,22 +115,25 @@ void avi_damping_gradient(const avi_elem *el, const double A[][3], const double 
 {
     any_rec r;
     avi_elem d;
-    if (rest_from(el, A, &r, &d)) {
-        memset(g, 0, (size_t)el->n * sizeof *g);
+    int rc = rest_from(el, A, &r, &d);
+    if (rc) {
+        for (int a = 0; a < el->n; a++) g[a][0] = g[a][1] = g[a][2] = rc == -1 ? 0.0 : NAN;
         return;
     }
     avi_elem_gradient(&d, B, g);
 }
 
-void avi_damping_hessian(const avi_elem *el, const double A[][3], const double B[][3], double *H)
+int avi_damping_hessian(const avi_elem *el, const double A[][3], const double B[][3], double *H)
 {
     any_rec r;
     avi_elem d;
-    if (rest_from(el, A, &r, &d)) {
+    int rc = rest_from(el, A, &r, &d);
+    if (rc == -2) return (refuse(H, el->n), -1);
+    if (rc) {
         memset(H, 0, (size_t)(9 * el->n * el->n) * sizeof *H);
-        return;
+        return 0;
     }
-    avi_elem_hessian(&d, B, H);
+    return avi_elem_hessian(&d, B, H);
 }
 
 void avi_damping_add(const avi_elem *el, const avi_vertex *V, const double x[][3], double dt, double s, double g[][3])

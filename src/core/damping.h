@@ -16,7 +16,7 @@ typedef struct {
     avi_kind kind;
     int n;             /* stencil size */
     const uint32_t *v; /* stencil vertices */
-    const void *rec;   /* avi_spring, avi_membrane, avi_hinge or avi_tet */
+    const void *rec;   /* avi_spring, avi_membrane, avi_hinge, avi_tet or avi_midedge */
 } avi_elem;
 
 /* Number of damped potentials (kinds with AVI_KIND_DAMPED, core/kinds.h)
@@ -58,17 +58,20 @@ static inline avi_kind avi_model_undamped_kind(const avi_model *m)
     return AVI_KIND_COUNT;
 }
 
-/* Energy, gradient and Hessian of an elastic potential at x. */
+/* Energy, gradient and Hessian ((3n)^2, row-major) of an elastic potential
+ * at x. The Hessian returns 0, or -1 for a kind that has none here (H is
+ * then NaN): every kind flagged AVI_KIND_DAMPED must have one. */
 double avi_elem_energy(const avi_elem *el, const double x[][3]);
 void avi_elem_gradient(const avi_elem *el, const double x[][3], double g[][3]);
-void avi_elem_hessian(const avi_elem *el, const double x[][3], double *H); /* (3n)^2, row-major */
+int avi_elem_hessian(const avi_elem *el, const double x[][3], double *H);
 
 /* D(A, B) and its derivatives in B. An element whose A is degenerate
- * (inverted tet, collapsed triangle or hinge) contributes nothing: 0 is
- * returned and g, H are left zero. */
+ * (inverted tet, collapsed triangle or hinge, a mid-edge director past its
+ * face) contributes nothing: 0 is returned and g, H are left zero. A kind
+ * with no damping potential here gives NaN (the Hessian also returns -1). */
 double avi_damping_energy(const avi_elem *el, const double A[][3], const double B[][3]);
 void avi_damping_gradient(const avi_elem *el, const double A[][3], const double B[][3], double g[][3]);
-void avi_damping_hessian(const avi_elem *el, const double A[][3], const double B[][3], double *H);
+int avi_damping_hessian(const avi_elem *el, const double A[][3], const double B[][3], double *H);
 
 /* For the explicit updates and the AVI event: adds s * grad_B D(x - dt v, x)
  * to g, with v the stencil's current velocities. */

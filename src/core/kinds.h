@@ -40,7 +40,7 @@ enum { AVI_KIND_ELASTIC = 1, AVI_KIND_DAMPED = 2 };
     X(AVI_KIND_MEMBRANE, avi_membrane, membranes, nmembrane, 3, 3, avi_membrane_gradient, avi_membrane_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
     X(AVI_KIND_HINGE,    avi_hinge,    hinges,    nhinge,    4, 4, avi_hinge_gradient,    avi_hinge_energy,    AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
     X(AVI_KIND_TET,      avi_tet,      tets,      ntet,      4, 4, avi_tet_gradient,      avi_tet_energy,      AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_MIDEDGE,  avi_midedge,  midedges,  nmidedge,  AVI_MIDEDGE_SLOTS, 6, avi_midedge_gradient, avi_midedge_energy, AVI_KIND_ELASTIC) \
+    X(AVI_KIND_MIDEDGE,  avi_midedge,  midedges,  nmidedge,  AVI_MIDEDGE_SLOTS, 6, avi_midedge_gradient, avi_midedge_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
     X(AVI_KIND_GRAVITY,  avi_gravity,  gravity,   ngravity,  1, 1, avi_gravity_gradient,  avi_gravity_energy,  0)
 
 #define AVI_LANE_KINDS(X) \

@@ -26,7 +26,7 @@ static void note_violation(struct avi_sync *s, const avi_model *m)
 int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s)
 {
     avi_model *m = e->model;
-    size_t n = m->nv;
+    size_t n = avi_model_record_count(m); /* vertices and edge DOFs */
     double h = s->opt.h, kd = s->opt.damping;
     double t1 = (double)(s->step + 1) * h;
     for (size_t i = 0; i < n; i++) v3_copy(s->q0[i], m->vert[i].x);
@@ -34,7 +34,7 @@ int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s)
     avi_sync_add_gradient(m, (const double (*)[3])s->q0, h, s->force, NULL);
     if (kd != 0.0) {
         size_t ne = avi_elem_count(m);
-        double x[4][3], g[4][3];
+        double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
         for (size_t k = 0; k < ne; k++) {
             avi_elem el = avi_elem_get(m, k);
             for (int a = 0; a < el.n; a++) v3_copy(x[a], s->q0[el.v[a]]);
@@ -60,7 +60,8 @@ int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s)
         v3_axpy(p->x, h, p->v);
         v3_axpy(p->v, -p->inv_mass, s->force[i]);
         if (!v3_isfinite(p->x) || !v3_isfinite(p->v))
-            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at vertex %zu", t1, i);
+            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at %s %zu", t1,
+                                 i < m->nv ? "vertex" : "edge DOF record", i < m->nv ? i : i - m->nv);
     }
     if (s->con.n) {
         /* positions onto g = 0 along M^-1 G^T, velocities onto G v = 0 */
@@ -86,13 +87,13 @@ int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s)
 int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s)
 {
     avi_model *m = e->model;
-    size_t n = m->nv;
+    size_t n = avi_model_record_count(m); /* vertices and edge DOFs */
     double h = s->opt.h;
     double t1 = (double)(s->step + 1) * h;
     for (size_t i = 0; i < n; i++) {
         const avi_vertex *p = &m->vert[i];
         v3_copy(s->q0[i], p->x);
-        v3_scale(s->b[i], p->v, p->inv_mass == 0.0 ? 0.0 : m->mass[i]);
+        v3_scale(s->b[i], p->v, p->inv_mass == 0.0 ? 0.0 : avi_sync_mass(m, i));
         v3_copy(s->v[i], p->v);
     }
     avi_newton_problem P = {(const double (*)[3])s->q0, (const double (*)[3])s->b, 1.0, 1.0, h, s->opt.damping,
@@ -108,7 +109,8 @@ int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s)
             p->v[c] = s->v[i][c];
         }
         if (!v3_isfinite(p->x) || !v3_isfinite(p->v))
-            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at vertex %zu", t1, i);
+            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at %s %zu", t1,
+                                 i < m->nv ? "vertex" : "edge DOF record", i < m->nv ? i : i - m->nv);
     }
     if (s->con.n) note_violation(s, m);
     return AVI_OK;

@@ -28,7 +28,7 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
     if (s->opt.damping != 0.0) {
         /* folded into the gradient as (k_D / h) grad D, see the AVI event */
         size_t ne = avi_elem_count(m);
-        double x[4][3], g[4][3];
+        double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
         double h = s->opt.h;
         for (size_t k = 0; k < ne; k++) {
             avi_elem el = avi_elem_get(m, k);

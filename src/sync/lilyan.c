@@ -22,13 +22,13 @@
 int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s)
 {
     avi_model *m = e->model;
-    size_t n = m->nv;
+    size_t n = avi_model_record_count(m); /* vertices and edge DOFs */
     double h = s->opt.h, al = s->opt.alpha;
     double t1 = (double)(s->step + 1) * h;
     for (size_t i = 0; i < n; i++) {
         const avi_vertex *p = &m->vert[i];
         v3_copy(s->q0[i], p->x);
-        v3_scale(s->b[i], p->v, p->inv_mass == 0.0 ? 0.0 : m->mass[i]); /* p_k */
+        v3_scale(s->b[i], p->v, p->inv_mass == 0.0 ? 0.0 : avi_sync_mass(m, i)); /* p_k */
         v3_copy(s->v[i], p->v);                                         /* guess: p_k / m */
     }
     avi_newton_problem P = {(const double (*)[3])s->q0, (const double (*)[3])s->b, al, 0.0, h, s->opt.damping,
@@ -59,7 +59,8 @@ int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s)
         }
         v3_copy(s->xb[i], p->x);
         if (!v3_isfinite(p->x) || !v3_isfinite(p->v))
-            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at vertex %zu", t1, i);
+            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite state at %s %zu", t1,
+                                 i < m->nv ? "vertex" : "edge DOF record", i < m->nv ? i : i - m->nv);
     }
     if (s->con.n) {
         double g = avi_constraints_violation(&s->con, (const double (*)[3])s->xb);

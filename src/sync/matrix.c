@@ -9,10 +9,11 @@
 #include <cholmod.h> /* CHOLMOD_CFLAGS in the Makefile */
 
 struct avi_sync_matrix {
-    size_t nv, nblk, nelem;
+    size_t nv, nblk, nelem; /* nv: records (mesh vertices and auxiliary records) */
     uint32_t *row, *col;    /* block (row, col), row <= col, sorted by (col, row) */
     double (*val)[9];       /* row-major 3x3 blocks */
-    uint32_t *eblk;         /* per elastic potential: 16 block ids, [a * n + b] */
+    uint32_t *eblk;         /* per elastic potential e: n^2 block ids from eoff[e], [a * n + b] */
+    size_t *eoff;
     uint32_t *diag;         /* block id of (i, i) */
     unsigned char *pinned;
     /* CHOLMOD */
@@ -46,15 +47,25 @@ avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint
 {
     avi_sync_matrix *A = calloc(1, sizeof *A);
     if (!A) return NULL;
-    A->nv = m->nv;
+    size_t nrec = avi_model_record_count(m);
+    uint64_t *keys = NULL;
+    A->nv = nrec;
     A->nelem = avi_elem_count(m);
-    size_t cap = m->nv + 6 * A->nelem + nc + 1, nk = 0;
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    A->pinned = calloc(m->nv ? m->nv : 1, 1);
-    A->eblk = malloc((A->nelem ? A->nelem : 1) * 16 * sizeof *A->eblk);
-    A->diag = malloc((m->nv ? m->nv : 1) * sizeof *A->diag);
+    A->eoff = malloc((A->nelem + 1) * sizeof *A->eoff);
+    if (!A->eoff) goto fail;
+    size_t cap = nrec + nc + 1, nk = 0;
+    A->eoff[0] = 0;
+    for (size_t e = 0; e < A->nelem; e++) {
+        size_t n = (size_t)avi_elem_get(m, e).n;
+        cap += n * (n - 1) / 2;
+        A->eoff[e + 1] = A->eoff[e] + n * n;
+    }
+    keys = malloc(cap * sizeof *keys);
+    A->pinned = calloc(nrec ? nrec : 1, 1);
+    A->eblk = malloc((A->eoff[A->nelem] ? A->eoff[A->nelem] : 1) * sizeof *A->eblk);
+    A->diag = malloc((nrec ? nrec : 1) * sizeof *A->diag);
     if (!keys || !A->pinned || !A->eblk || !A->diag) goto fail;
-    for (size_t i = 0; i < m->nv; i++) {
+    for (size_t i = 0; i < nrec; i++) {
         keys[nk++] = ((uint64_t)i << 32) | i;
         A->pinned[i] = m->vert[i].inv_mass == 0.0;
     }
@@ -84,13 +95,13 @@ avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint
         A->row[k] = (uint32_t)(keys[k] & 0xffffffffu);
         A->col[k] = (uint32_t)(keys[k] >> 32);
     }
-    for (size_t i = 0; i < m->nv; i++) A->diag[i] = find_block(A, keys, (uint32_t)i, (uint32_t)i);
+    for (size_t i = 0; i < nrec; i++) A->diag[i] = find_block(A, keys, (uint32_t)i, (uint32_t)i);
     for (size_t e = 0; e < A->nelem; e++) {
         avi_elem el = avi_elem_get(m, e);
         for (int a = 0; a < el.n; a++)
             for (int b = 0; b < el.n; b++) {
                 uint32_t r = el.v[a] < el.v[b] ? el.v[a] : el.v[b], c = el.v[a] < el.v[b] ? el.v[b] : el.v[a];
-                A->eblk[16 * e + (size_t)(a * el.n + b)] = find_block(A, keys, r, c);
+                A->eblk[A->eoff[e] + (size_t)(a * el.n + b)] = find_block(A, keys, r, c);
             }
     }
     free(keys);
@@ -100,7 +111,7 @@ avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint
     cholmod_start(&A->cc);
     A->cc.print = 0;
     A->cc.error_handler = NULL;
-    size_t n = 3 * m->nv, nnz = 0;
+    size_t n = 3 * nrec, nnz = 0;
     for (size_t k = 0; k < u; k++) nnz += A->row[k] == A->col[k] ? 6 : 9;
     A->S = cholmod_allocate_sparse(n ? n : 1, n ? n : 1, nnz ? nnz : 1, 1, 1, 1, CHOLMOD_REAL, &A->cc);
     A->src = malloc((nnz ? nnz : 1) * sizeof *A->src);
@@ -108,7 +119,7 @@ avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint
     if (!A->S || !A->src || !A->B) goto fail;
     int *Sp = A->S->p, *Si = A->S->i;
     size_t pos = 0, k0 = 0;
-    for (size_t j = 0; j < m->nv; j++) {
+    for (size_t j = 0; j < nrec; j++) {
         size_t k1 = k0;
         while (k1 < u && A->col[k1] == j) k1++;
         for (int beta = 0; beta < 3; beta++) {
@@ -149,6 +160,7 @@ void avi_sync_matrix_destroy(avi_sync_matrix *A)
     free(A->col);
     free(A->val);
     free(A->eblk);
+    free(A->eoff);
     free(A->diag);
     free(A->pinned);
     free(A->src);
@@ -159,7 +171,7 @@ void avi_sync_matrix_set_mass(avi_sync_matrix *A, const avi_model *m)
 {
     memset(A->val, 0, A->nblk * sizeof *A->val);
     for (size_t i = 0; i < A->nv; i++) {
-        double d = A->pinned[i] ? 1.0 : m->mass[i];
+        double d = A->pinned[i] ? 1.0 : avi_sync_mass(m, i);
         double *B = A->val[A->diag[i]];
         B[0] = B[4] = B[8] = d;
     }
@@ -169,7 +181,7 @@ void avi_sync_matrix_add_elem(avi_sync_matrix *A, const avi_model *m, size_t e, 
 {
     avi_elem el = avi_elem_get(m, e);
     int n3 = 3 * el.n;
-    const uint32_t *blk = A->eblk + 16 * e;
+    const uint32_t *blk = A->eblk + A->eoff[e];
     for (int a = 0; a < el.n; a++) {
         uint32_t i = el.v[a];
         if (A->pinned[i]) continue;
@@ -314,10 +326,10 @@ int avi_sync_matrix_pcg(const avi_sync_matrix *A, const double (*b)[3], double (
 /* H = V max(Lambda, 0) V^T from the Jacobi eigen-decomposition. */
 void avi_psd_project(double *H, int n)
 {
-    double V[144], a[144];
+    double V[AVI_HESS_MAX], a[AVI_HESS_MAX];
     memcpy(a, H, (size_t)(n * n) * sizeof *a);
     avi_jacobi_eigen(a, V, n);
-    double lam[12];
+    double lam[3 * AVI_STENCIL_MAX];
     int neg = 0;
     for (int i = 0; i < n; i++) {
         lam[i] = a[i * n + i];

@@ -37,7 +37,7 @@ double avi_sync_potential_energy(const avi_model *m, const double (*x)[3])
 void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3])
 {
     size_t ne = avi_elem_count(m);
-    double xs[4][3], gs[4][3];
+    double xs[AVI_STENCIL_MAX][3], gs[AVI_STENCIL_MAX][3];
     for (size_t e = 0; e < ne; e++) {
         avi_elem el = avi_elem_get(m, e);
         gather(x, el.v, el.n, xs);
@@ -57,10 +57,10 @@ void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, d
     }
 }
 
-/* x = q + c v */
+/* x = q + c v over every record */
 static void positions(const avi_model *m, const double (*q)[3], double c, const double (*v)[3], double (*x)[3])
 {
-    for (size_t i = 0; i < m->nv; i++)
+    for (size_t i = 0; i < avi_model_record_count(m); i++)
         for (int k = 0; k < 3; k++) x[i][k] = q[i][k] + c * v[i][k];
 }
 
@@ -69,9 +69,9 @@ static double objective(struct avi_sync *s, const avi_model *m, const avi_newton
 {
     s->stats.energy_evaluations++;
     double f = 0.0;
-    for (size_t i = 0; i < m->nv; i++) {
+    for (size_t i = 0; i < avi_model_record_count(m); i++) {
         if (m->vert[i].inv_mass == 0.0) continue;
-        f += 0.5 * m->mass[i] * v3_dot(v[i], v[i]) - v3_dot(P->b[i], v[i]);
+        f += 0.5 * avi_sync_mass(m, i) * v3_dot(v[i], v[i]) - v3_dot(P->b[i], v[i]);
     }
     if (P->cw != 0.0) {
         positions(m, P->q, P->a * P->h, v, s->xa);
@@ -80,7 +80,7 @@ static double objective(struct avi_sync *s, const avi_model *m, const avi_newton
     if (P->kd != 0.0) {
         positions(m, P->q, P->h, v, s->xb);
         size_t ne = avi_elem_count(m);
-        double A[4][3], B[4][3], d = 0.0;
+        double A[AVI_STENCIL_MAX][3], B[AVI_STENCIL_MAX][3], d = 0.0;
         for (size_t e = 0; e < ne; e++) {
             avi_elem el = avi_elem_get(m, e);
             gather(P->q, el.v, el.n, A);
@@ -98,9 +98,10 @@ static double residual(struct avi_sync *s, const avi_model *m, const avi_newton_
 {
     s->stats.gradient_evaluations++;
     double (*ab)[3] = s->ab;
-    for (size_t i = 0; i < m->nv; i++)
+    size_t nrec = avi_model_record_count(m);
+    for (size_t i = 0; i < nrec; i++)
         for (int c = 0; c < 3; c++) {
-            double mv = m->mass[i] * v[i][c];
+            double mv = avi_sync_mass(m, i) * v[i][c];
             r[i][c] = mv - P->b[i][c];
             ab[i][c] = fabs(mv) + fabs(P->b[i][c]);
         }
@@ -111,7 +112,7 @@ static double residual(struct avi_sync *s, const avi_model *m, const avi_newton_
     if (P->kd != 0.0) {
         positions(m, P->q, P->h, v, s->xb);
         size_t ne = avi_elem_count(m);
-        double A[4][3], B[4][3], g[4][3];
+        double A[AVI_STENCIL_MAX][3], B[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
         for (size_t e = 0; e < ne; e++) {
             avi_elem el = avi_elem_get(m, e);
             gather(P->q, el.v, el.n, A);
@@ -139,7 +140,7 @@ static double residual(struct avi_sync *s, const avi_model *m, const avi_newton_
         }
     }
     double rr = 0.0, ss = 0.0;
-    for (size_t i = 0; i < m->nv; i++) {
+    for (size_t i = 0; i < nrec; i++) {
         if (m->vert[i].inv_mass == 0.0) {
             r[i][0] = r[i][1] = r[i][2] = 0.0;
             continue;
@@ -152,22 +153,23 @@ static double residual(struct avi_sync *s, const avi_model *m, const avi_newton_
 }
 
 /* The Newton matrix M + cw a^2 h^2 Hess W + k_D h Hess_B D; psd: each
- * element's matrix projected onto the PSD cone first. */
-static void assemble(struct avi_sync *s, const avi_model *m, const avi_newton_problem *P, const double (*v)[3],
-                     int psd)
+ * element's matrix projected onto the PSD cone first. Returns 0, or the
+ * kind of an element without a Hessian (core/damping.c) + 1. */
+static int assemble(struct avi_sync *s, const avi_model *m, const avi_newton_problem *P, const double (*v)[3],
+                    int psd)
 {
     s->stats.hessian_assemblies++;
     avi_sync_matrix *A = s->A;
     avi_sync_matrix_set_mass(A, m);
     size_t ne = avi_elem_count(m);
-    double xs[4][3], B[4][3], H[144];
+    double xs[AVI_STENCIL_MAX][3], B[AVI_STENCIL_MAX][3], H[AVI_HESS_MAX];
     double cwh = P->cw * P->a * P->a * P->h * P->h;
     if (cwh != 0.0) {
         positions(m, P->q, P->a * P->h, v, s->xa);
         for (size_t e = 0; e < ne; e++) {
             avi_elem el = avi_elem_get(m, e);
             gather((const double (*)[3])s->xa, el.v, el.n, xs);
-            avi_elem_hessian(&el, (const double (*)[3])xs, H);
+            if (avi_elem_hessian(&el, (const double (*)[3])xs, H)) return (int)el.kind + 1;
             if (psd) avi_psd_project(H, 3 * el.n);
             avi_sync_matrix_add_elem(A, m, e, cwh, H);
         }
@@ -178,19 +180,20 @@ static void assemble(struct avi_sync *s, const avi_model *m, const avi_newton_pr
             avi_elem el = avi_elem_get(m, e);
             gather(P->q, el.v, el.n, xs);
             gather((const double (*)[3])s->xb, el.v, el.n, B);
-            avi_damping_hessian(&el, (const double (*)[3])xs, (const double (*)[3])B, H);
+            if (avi_damping_hessian(&el, (const double (*)[3])xs, (const double (*)[3])B, H)) return (int)el.kind + 1;
             if (psd) avi_psd_project(H, 3 * el.n);
             avi_sync_matrix_add_elem(A, m, e, P->kd * P->h, H);
         }
     }
+    return 0;
 }
 
 /* The Newton matrix plus, for impulses along G(q + h v), the derivative
  * of G(q + h v)^T mu: -h sum mu_j Hess g_j. */
-static void build(struct avi_sync *s, const avi_model *m, const avi_newton_problem *P, const double (*v)[3], int psd)
+static int build(struct avi_sync *s, const avi_model *m, const avi_newton_problem *P, const double (*v)[3], int psd)
 {
-    assemble(s, m, P, v, psd);
-    if (!P->constrained || !P->end_direction) return;
+    int k = assemble(s, m, P, v, psd);
+    if (k || !P->constrained || !P->end_direction) return k;
     positions(m, P->q, P->h, v, s->xb);
     for (size_t j = 0; j < s->con.n; j++) {
         const avi_constraint *c = &s->con.c[j];
@@ -199,14 +202,23 @@ static void build(struct avi_sync *s, const avi_model *m, const avi_newton_probl
         avi_sync_matrix_add_pair(s->A, c->a, c->kind == AVI_CONSTRAINT_LINK ? c->b : c->a, -P->h * s->con.mu[j],
                                  (const double (*)[3])K);
     }
+    return 0;
 }
 
 /* Prepares the matrix for solves at v: exact Newton matrix, with the
  * fallbacks of each method where it is not positive definite. Returns 0, or
- * -1 when no factorization could be made. */
-static int prepare(struct avi_sync *s, const avi_model *m, const avi_newton_problem *P, const double (*v)[3])
+ * -1 when no factorization could be made (e->err filled). */
+static int no_hessian(avi_engine *e, int k)
 {
-    build(s, m, P, v, 0);
+    avi_sync_fail(e, "no Hessian for %s potentials (core/damping.c)", avi_kind_name((avi_kind)(k - 1)));
+    return -1;
+}
+
+static int prepare(avi_engine *e, struct avi_sync *s, const avi_model *m, const avi_newton_problem *P,
+                   const double (*v)[3])
+{
+    int k = build(s, m, P, v, 0);
+    if (k) return no_hessian(e, k);
     if (s->opt.linear_solver == AVI_SOLVER_PCG) return 0;
     s->stats.factorizations++;
     int rc = avi_sync_matrix_factor(s->A, 0);
@@ -217,19 +229,21 @@ static int prepare(struct avi_sync *s, const avi_model *m, const avi_newton_prob
             rc = avi_sync_matrix_factor(s->A, 1);
         } else {
             s->stats.psd_fallbacks++;
-            build(s, m, P, v, 1);
+            if ((k = build(s, m, P, v, 1))) return no_hessian(e, k);
             s->stats.factorizations++;
             rc = avi_sync_matrix_factor(s->A, 0);
         }
     }
-    return rc == 0 ? 0 : -1;
+    if (rc == 0) return 0;
+    avi_sync_fail(e, "Newton matrix could not be factorized");
+    return -1;
 }
 
 /* x = A^-1 b with the prepared matrix; PCG to relative accuracy eta. */
 static int solve(struct avi_sync *s, const avi_model *m, const double (*b)[3], double (*x)[3], double eta)
 {
     if (s->opt.linear_solver == AVI_SOLVER_PCG) {
-        int it = avi_sync_matrix_pcg(s->A, b, x, eta, 10 * (int)(3 * m->nv) + 100, s->w);
+        int it = avi_sync_matrix_pcg(s->A, b, x, eta, 10 * (int)(3 * avi_model_record_count(m)) + 100, s->w);
         s->stats.linear_iterations += (uint64_t)it;
         return 0;
     }
@@ -251,7 +265,7 @@ static int solve_constrained(avi_engine *e, struct avi_sync *s, const avi_newton
 {
     avi_model *m = e->model;
     avi_sync_constraints *C = &s->con;
-    size_t n = m->nv, nc = C->n;
+    size_t n = avi_model_record_count(m), nc = C->n;
     double tol = s->opt.tolerance;
     avi_constraints_gradients(C, P->q);
     memset(C->mu, 0, nc * sizeof *C->mu);
@@ -269,7 +283,7 @@ static int solve_constrained(avi_engine *e, struct avi_sync *s, const avi_newton
                                  it, rn, sc, viol);
         s->stats.newton_iterations++;
         s->stats.constraint_iterations++;
-        if (prepare(s, m, P, (const double (*)[3])s->v)) return avi_sync_fail(e, "Newton matrix could not be factorized");
+        if (prepare(e, s, m, P, (const double (*)[3])s->v)) return AVI_ERR_RUN;
         double eta = fmin(0.1, sqrt(rn / (sc > 0.0 ? sc : 1.0)));
         /* d0 = -A^-1 r, columns A^-1 G_j^T */
         for (size_t i = 0; i < n; i++) v3_scale(s->rt[i], s->r[i], -1.0);
@@ -304,7 +318,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
 {
     if (P->constrained) return solve_constrained(e, s, P);
     avi_model *m = e->model;
-    size_t n = m->nv;
+    size_t n = avi_model_record_count(m);
     double tol = s->opt.tolerance;
     double sc, rn = residual(s, m, P, (const double (*)[3])s->v, s->r, &sc);
     if (!isfinite(rn)) {
@@ -320,7 +334,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
         if (it == s->opt.max_iterations)
             return avi_sync_fail(e, "Newton did not converge in %d iterations (residual %.3g, scale %.3g)", it, rn, sc);
         s->stats.newton_iterations++;
-        if (prepare(s, m, P, (const double (*)[3])s->v)) return avi_sync_fail(e, "Newton matrix could not be factorized");
+        if (prepare(e, s, m, P, (const double (*)[3])s->v)) return AVI_ERR_RUN;
         for (size_t i = 0; i < n; i++) v3_scale(s->rt[i], s->r[i], -1.0);
         double eta = fmin(0.1, sqrt(rn / (sc > 0.0 ? sc : 1.0)));
         if (solve(s, m, (const double (*)[3])s->rt, s->d, eta)) return avi_sync_fail(e, "linear solve failed");
@@ -330,7 +344,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
              * curvature): fall back to the mass-scaled gradient. */
             for (size_t i = 0; i < n; i++)
                 for (int c = 0; c < 3; c++)
-                    s->d[i][c] = m->vert[i].inv_mass == 0.0 ? 0.0 : -s->r[i][c] / m->mass[i];
+                    s->d[i][c] = m->vert[i].inv_mass == 0.0 ? 0.0 : -s->r[i][c] / avi_sync_mass(m, i);
             slope = dotn((const double (*)[3])s->r, (const double (*)[3])s->d, n);
         }
         double t = 1.0;

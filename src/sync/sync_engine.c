@@ -63,9 +63,9 @@ static avi_engine *fail(avi_error *err, avi_status st, const char *msg)
 }
 
 /* Arrays of the Newton solves, from one allocation. */
-static int alloc_work(struct avi_sync *s, size_t nv, size_t nc)
+static int alloc_work(struct avi_sync *s, size_t nrec, size_t nc)
 {
-    size_t n = nv ? nv : 1;
+    size_t n = nrec ? nrec : 1;
     size_t count = 10 * n + 5 * n + nc * n;
     s->block = calloc(3 * count, sizeof(double));
     if (!s->block) return -1;
@@ -114,15 +114,15 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     /* The explicit updates (sync-explicit, dcr) step every record, edge DOFs
      * included, with the gradients of the kinds table; the implicit ones
      * and damping assemble Hessians (core/damping.c), which a kind without
-     * the damped flag (mid-edge bending) does not have: refused. */
+     * the damped flag would not have: refused (every elastic kind has one). */
     avi_kind undamped = avi_model_undamped_kind(m);
     int explicit_step = o.type == AVI_INTEGRATOR_SYNC_EXPLICIT || o.type == AVI_INTEGRATOR_DCR ||
                         o.type == AVI_INTEGRATOR_SYNC_EXPLICIT4;
     if (undamped != AVI_KIND_COUNT && (!explicit_step || o.damping != 0.0)) {
         char msg[200];
-        snprintf(msg, sizeof msg, "%s does not handle %s potentials yet; use integrator.type avi, sync-explicit or "
-                 "dcr without damping%s", o.damping != 0.0 ? "damping" : "this synchronous integrator",
-                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? ", or bending: hinge" : "");
+        snprintf(msg, sizeof msg, "%s does not handle %s potentials; use integrator.type avi, sync-explicit or "
+                 "dcr without damping", o.damping != 0.0 ? "damping" : "this synchronous integrator",
+                 avi_kind_name(undamped));
         return fail(err, AVI_ERR_INPUT, msg);
     }
     if (!(o.h > 0.0)) {
@@ -142,7 +142,7 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     struct avi_sync *s = calloc(1, sizeof *s);
     /* Forces on every record: the vertices and the edge DOFs (model_internal.h). */
     if (s) s->force = malloc((avi_model_record_count(m) ? avi_model_record_count(m) : 1) * sizeof *s->force);
-    if (!e || !s || !s->force || alloc_work(s, m->nv, o.constraint_count)) {
+    if (!e || !s || !s->force || alloc_work(s, avi_model_record_count(m), o.constraint_count)) {
         free(e);
         if (s) {
             free(s->force);
@@ -221,8 +221,8 @@ int avi_engine_set_damping(avi_engine *e, double kd)
     if (kd > 0.0 && undamped != AVI_KIND_COUNT) {
         e->err.status = AVI_ERR_INPUT;
         snprintf(e->err.message, sizeof e->err.message,
-                 "damping is not implemented for %s potentials (it needs the element's Hessian)%s",
-                 avi_kind_name(undamped), undamped == AVI_KIND_MIDEDGE ? "; use bending: hinge" : "");
+                 "damping is not implemented for %s potentials (it needs the element's Hessian)",
+                 avi_kind_name(undamped));
         return AVI_ERR_INPUT;
     }
     e->damping = kd;

@@ -6,9 +6,22 @@
 #include "core/engine_internal.h"
 #include "core/damping.h"
 
-/* A symmetric matrix over the model's vertices in 3x3 blocks: one block per
- * vertex pair sharing a potential (row <= column), sorted by (column, row).
- * Rows and columns of pinned vertices hold the identity. */
+/* The implicit integrators' unknowns are every record (model_internal.h):
+ * the mesh vertices and mid-edge bending's auxiliary records (edge DOFs,
+ * x[0] = phi, mass I_e on each component; ghost records, pinned), so work
+ * arrays are [avi_model_record_count][3]. A record's mass: */
+static inline double avi_sync_mass(const avi_model *m, size_t i)
+{
+    if (i < m->nv) return m->mass[i];
+    return m->vert[i].inv_mass == 0.0 ? 0.0 : 1.0 / m->vert[i].inv_mass;
+}
+
+/* The largest element Hessian, (3 AVI_STENCIL_MAX)^2 doubles. */
+#define AVI_HESS_MAX (9 * AVI_STENCIL_MAX * AVI_STENCIL_MAX)
+
+/* A symmetric matrix over the model's records in 3x3 blocks: one block per
+ * record pair sharing a potential (row <= column), sorted by (column, row).
+ * Rows and columns of pinned records hold the identity. */
 typedef struct avi_sync_matrix avi_sync_matrix;
 
 avi_sync_matrix *avi_sync_matrix_create(const avi_model *m, const avi_constraint *c, size_t nc);
@@ -20,7 +33,7 @@ void avi_sync_matrix_destroy(avi_sync_matrix *A);
 void avi_sync_matrix_set_mass(avi_sync_matrix *A, const avi_model *m);
 /* A += s * He for the e-th elastic potential's (3n)^2 matrix He. */
 void avi_sync_matrix_add_elem(avi_sync_matrix *A, const avi_model *m, size_t e, double s, const double *He);
-/* y = A x over [nv][3] arrays. */
+/* y = A x over [records][3] arrays. */
 void avi_sync_matrix_apply(const avi_sync_matrix *A, const double (*x)[3], double (*y)[3]);
 /* Factorizes A. ldl: allow an indefinite A (LDL^T). Returns 0, 1 when A is
  * not positive definite (and ldl is off), -1 on failure. */
@@ -87,12 +100,12 @@ struct avi_sync {
     double (*force)[3]; /* scratch: -grad V per vertex */
     avi_sync_constraints con;
     avi_sync_stats stats;
-    /* Newton workspace (implicit integrators), [nv][3] arrays */
+    /* Newton workspace (implicit integrators), [records][3] arrays */
     avi_sync_matrix *A;
     double *block; /* one allocation for the arrays below */
     double (*q0)[3], (*v)[3], (*b)[3], (*r)[3], (*d)[3], (*xa)[3], (*xb)[3], (*vt)[3], (*rt)[3], (*ab)[3];
-    double (*w)[3];    /* 5 nv: PCG */
-    double (*cols)[3]; /* constraints: H^-1 G^T columns, n_c * nv */
+    double (*w)[3];    /* 5 records: PCG */
+    double (*cols)[3]; /* constraints: H^-1 G^T columns, n_c * records */
     struct avi_dcr *dcr; /* the contact stage (dcr.c), or NULL: see avi_sync_step_dcr */
     /* sync-explicit4: force holds grad V at step force_step's positions */
     int force_valid;
@@ -148,7 +161,7 @@ typedef struct {
  * e->err filled. */
 int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem *P);
 
-/* Model helpers over [nv][3] position arrays (assemble in newton.c). */
+/* Model helpers over [records][3] position arrays (assemble in newton.c). */
 double avi_sync_potential_energy(const avi_model *m, const double (*x)[3]);
 void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3]);
 

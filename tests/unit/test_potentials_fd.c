@@ -3,11 +3,13 @@
  * gradient, at random non-degenerate configurations. Mid-edge bending
  * triangles: gradient (vertex and edge-DOF slots) against finite differences
  * on curved rest shapes, zero energy and gradient at rest, invariance under
- * rigid rotations. */
+ * rigid rotations; Hessian (every slot) against finite differences of the
+ * gradient. */
 #include "check_main.h"
 #include "fd.h"
 #include "potentials/gravity.h"
 #include "potentials/midedge.h"
+#include "potentials/midedge_hessian.h"
 #include "potentials/spring.h"
 #include "potentials/tet_neohookean.h"
 
@@ -187,14 +189,14 @@ END_TEST
 /* A mid-edge stencil: a curved (random-height) rest triangle with its three
  * across vertices, each edge interior, free or clamped (mode), DOF slots
  * at phi = 0 where the edge has a DOF. Slots that copy slot i hold x_i. */
-static void midedge_rest(avi_midedge *p, double X[9][3], const int mode[3])
+static void midedge_rest_height(avi_midedge *p, double X[9][3], const int mode[3], double height)
 {
     const double base[6][2] = {{0, 0}, {1, 0}, {0.3, 0.9}, {1.0, 1.0}, {-0.6, 0.6}, {0.5, -0.8}};
     double P[6][3];
     for (int a = 0; a < 6; a++) {
         P[a][0] = base[a][0] + 0.1 * srand1();
         P[a][1] = base[a][1] + 0.1 * srand1();
-        P[a][2] = 0.3 * srand1();
+        P[a][2] = height * srand1();
     }
     memset(p, 0, sizeof *p);
     memset(X, 0, 9 * sizeof X[0]);
@@ -215,9 +217,14 @@ static void midedge_rest(avi_midedge *p, double X[9][3], const int mode[3])
     ck_assert_int_eq(avi_midedge_init(p, (const double (*)[3])X, &mat), 0);
 }
 
+static void midedge_rest(avi_midedge *p, double X[9][3], const int mode[3]) { midedge_rest_height(p, X, mode, 0.3); }
+
 static double midedge_e(const void *p, const double *x) { return avi_midedge_energy(p, (const double (*)[3])x); }
 static void midedge_g(const void *p, const double *x, double *g)
 { avi_midedge_gradient(p, (const double (*)[3])x, (double (*)[3])g); }
+
+static void midedge_h(const void *p, const double *x, double *H)
+{ avi_midedge_hessian(p, (const double (*)[3])x, (double (*)[27])H); }
 
 START_TEST(test_midedge_gradient)
 {
@@ -249,6 +256,48 @@ START_TEST(test_midedge_gradient)
         if (e > worst) worst = e;
     }
     printf("midedge: worst relative FD gradient error %.2e\n", worst);
+    ck_assert(worst <= 1e-6);
+}
+END_TEST
+
+/* Hessian against central differences of the gradient: every edge mode
+ * (interior, free, clamped), curved and flat rest shapes, bent, flat
+ * (in-plane moves only, phi = 0) and at-rest current shapes; copied slots
+ * and a DOF's components 1, 2 have zero rows; H is symmetric. */
+START_TEST(test_midedge_hessian)
+{
+    double worst = 0.0;
+    for (int trial = 0; trial < 400; trial++) {
+        int mode[3], shape = trial % 4; /* 0 curved bent, 1 flat bent, 2 flat moved in plane, 3 curved at rest */
+        for (int i = 0; i < 3; i++) mode[i] = trial < 100 ? AVI_MIDEDGE_INTERIOR : (int)(3.0 * urand());
+        avi_midedge p;
+        double X[9][3], x[9][3];
+        midedge_rest_height(&p, X, mode, shape == 1 || shape == 2 ? 0.0 : 0.3);
+        memcpy(x, X, sizeof x);
+        if (shape != 3) {
+            for (int a = 0; a < 6; a++)
+                for (int c = 0; c < (shape == 2 ? 2 : 3); c++) x[a][c] += 0.1 * srand1();
+            for (int i = 0; i < 3; i++)
+                if (p.sign[i] && shape != 2) x[6 + i][0] = 0.5 * srand1();
+        }
+        for (int i = 0; i < 3; i++) {
+            if (mode[i] == AVI_MIDEDGE_FREE) v3_copy(x[3 + i], x[i]);
+            if (!p.sign[i]) v3_copy(x[6 + i], x[i]);
+        }
+        static double H[27][27];
+        midedge_h(&p, (const double *)x, (double *)H);
+        for (int r = 0; r < 27; r++) {
+            int s = r / 3, c = r % 3, i = s % 3;
+            int zero = (s >= 3 && s < 6 && mode[i] == AVI_MIDEDGE_FREE) || (s >= 6 && (!p.sign[i] || c != 0));
+            for (int k = 0; k < 27; k++) {
+                ck_assert(H[r][k] == H[k][r]);
+                if (zero) ck_assert(H[r][k] == 0.0);
+            }
+        }
+        double e = fd_hessian_error(&p, midedge_g, midedge_h, (const double *)x, 27, 1e-6);
+        if (e > worst) worst = e;
+    }
+    printf("midedge: worst relative FD Hessian error %.2e\n", worst);
     ck_assert(worst <= 1e-6);
 }
 END_TEST
@@ -315,6 +364,7 @@ static Suite *fd_suite(void)
     tcase_add_test(tc, test_tet_gradient_matches_scalar);
     tcase_add_test(tc, test_gravity_gradient);
     tcase_add_test(tc, test_midedge_gradient);
+    tcase_add_test(tc, test_midedge_hessian);
     tcase_add_test(tc, test_midedge_rest_and_invariance);
     suite_add_tcase(s, tc);
     return s;

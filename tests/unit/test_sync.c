@@ -161,7 +161,7 @@ START_TEST(test_momenta_and_damping)
              * its forces at q_{k+1} change L by h^2 sum v x grad W. */
             if (!(d && types[k] != AVI_INTEGRATOR_SYNC_EXPLICIT) && types[k] != AVI_INTEGRATOR_IMPLICIT_EULER)
                 ck_assert_double_lt(dl, lim);
-            if (d) ck_assert_double_lt(E, 0.9 * E0);
+            if (d) ck_assert_double_lt(E, 0.99 * E0);
             avi_engine_destroy(e);
             avi_model_destroy(m);
         }
@@ -416,8 +416,11 @@ START_TEST(test_damping_potential)
 }
 END_TEST
 
-/* A square shell of two triangles with bending `bending`, finalized. */
-static avi_model *square_shell(avi_bending bending)
+/* A square shell of two triangles (bending `bending`), its vertices kicked
+ * across the plane: the shared diagonal (mass 2A/3 each) one way, the
+ * other corners (A/3) twice as fast the other way, a bending motion with
+ * no net momentum. */
+static avi_model *kicked_shell(avi_bending bending)
 {
     avi_model *m = avi_model_create();
     int b = avi_model_add_body(m, "s");
@@ -426,43 +429,111 @@ static avi_model *square_shell(avi_bending bending)
     const uint32_t tri[2][3] = {{0, 1, 2}, {0, 2, 3}};
     avi_shell_material mat = {1e6, 0.3, 1000.0, 1e-2};
     ck_assert_int_eq(avi_model_add_shell_mesh(m, tri, 2, &mat, bending, 0), AVI_OK);
+    for (uint32_t i = 0; i < 4; i++) {
+        double v[3] = {0.0, 0.0, i % 2 ? 1.0 : -0.5};
+        avi_model_set_state(m, i, X[i], v);
+    }
     ck_assert_int_eq(avi_model_finalize(m, NULL), AVI_OK);
     return m;
 }
 
-/* A kind without a Hessian and damping potential in core/damping.c (no
- * AVI_KIND_DAMPED in its row of core/kinds.h: midedge) makes the implicit
- * synchronous integrators and damping refuse the model, naming the kind;
- * the explicit updates (sync-explicit, dcr) step it; the same shell with
- * hinges (damped) is accepted by all. */
-START_TEST(test_undamped_kind_refused)
+/* Every elastic kind has a Hessian and a damping potential (core/damping.c),
+ * mid-edge bending (the default shell) included: the implicit synchronous
+ * integrators, the Euler baselines and damping (synchronous and AVI) take
+ * the mid-edge shell and step it, keeping linear momentum to the solver's
+ * tolerance; without damping the implicit midpoint rule keeps the energy
+ * within 1 %, with damping it falls. Before issue 32 the implicit ones and
+ * damping refused it (exit 2). */
+START_TEST(test_midedge_shell_integrators)
 {
-    for (int bending = AVI_BENDING_HINGE; bending <= AVI_BENDING_MIDEDGE; bending++) {
-        avi_model *m = square_shell((avi_bending)bending);
-        int refused = bending == AVI_BENDING_MIDEDGE;
-        ck_assert_int_eq(avi_model_undamped_kind(m), refused ? AVI_KIND_MIDEDGE : AVI_KIND_COUNT);
-        const avi_integrator_type types[3] = {AVI_INTEGRATOR_SYNC_EXPLICIT, AVI_INTEGRATOR_DCR,
-                                              AVI_INTEGRATOR_SYNC_IMPLICIT};
-        for (int k = 0; k < 3; k++) {
+    const avi_integrator_type types[5] = {AVI_INTEGRATOR_AVI, AVI_INTEGRATOR_SYNC_EXPLICIT, AVI_INTEGRATOR_SYNC_IMPLICIT,
+                                          AVI_INTEGRATOR_SYNC_ROOTFIND, AVI_INTEGRATOR_IMPLICIT_EULER};
+    avi_model *m0 = kicked_shell(AVI_BENDING_MIDEDGE);
+    ck_assert_int_eq(avi_model_undamped_kind(m0), AVI_KIND_COUNT);
+    ck_assert_uint_eq(avi_model_potential_count(m0, AVI_KIND_MIDEDGE), 2);
+    avi_model_destroy(m0);
+    for (int k = 0; k < 5; k++)
+        for (int d = 0; d < 2; d++) {
+            avi_model *m = kicked_shell(AVI_BENDING_MIDEDGE);
             avi_sync_options o = avi_default_sync_options();
             o.type = types[k];
+            o.tolerance = 1e-12;
+            o.damping = d ? 1e-2 : 0.0;
             avi_error err;
             avi_engine *e = avi_engine_create_with(m, &o, &err);
-            int expect_refused = refused && types[k] == AVI_INTEGRATOR_SYNC_IMPLICIT;
-            ck_assert_msg(expect_refused ? e == NULL : e != NULL, "type %d: %s", (int)types[k], e ? "" : err.message);
-            if (expect_refused) ck_assert_msg(strstr(err.message, "midedge") != NULL, "%s", err.message);
+            ck_assert_msg(e != NULL, "%s damping %g: %s", avi_integrator_name(types[k]), o.damping, err.message);
+            double P0[3], L0[3], P[3], L[3], E0, E, T = 0.5;
+            momenta(e, 0.0, P0, L0, &E0);
+            int rc = avi_engine_run(e, T);
+            ck_assert_msg(rc == AVI_OK, "%s: %s", avi_integrator_name(types[k]), avi_engine_error(e)->message);
+            momenta(e, T, P, L, &E);
+            double ps = 0.0; /* sum m |v| at t = 0: 1 kg m/s */
+            for (size_t i = 0; i < m->nv; i++) ps += m->mass[i] * (i % 2 ? 1.0 : 0.5);
+            double dp = vdiff(P, P0) / ps;
+            avi_sync_stats st;
+            avi_engine_sync_stats(e, &st);
+            printf("midedge shell, %s damping %g: |dP| %.2e of sum m|v|, E %.6g -> %.6g, %llu steps, %llu Newton "
+                   "iterations\n", avi_integrator_name(types[k]), o.damping, dp, E0, E, (unsigned long long)st.steps,
+                   (unsigned long long)st.newton_iterations);
+            ck_assert_double_lt(dp, 1e-9);
+            if (d) ck_assert_double_lt(E, 0.99 * E0);
+            else if (types[k] == AVI_INTEGRATOR_SYNC_IMPLICIT || types[k] == AVI_INTEGRATOR_SYNC_ROOTFIND)
+                ck_assert_double_lt(fabs(E - E0), 0.01 * E0);
             avi_engine_destroy(e);
+            avi_model_destroy(m);
         }
-        avi_sync_options o = avi_default_sync_options();
-        o.type = AVI_INTEGRATOR_AVI;
-        o.damping = 1e-3;
+}
+END_TEST
+
+/* The built-in sheet (model: shell, so bending: midedge by default) on a
+ * 6 x 6 grid from its scene: sync-implicit, sync-rootfind (damped and
+ * undamped) and the AVI with damping build and run it. */
+START_TEST(test_sheet_scene_midedge)
+{
+    const int idx = avi_scene_builtin_find("sheet");
+    ck_assert_int_ge(idx, 0);
+    const char *text = avi_scene_builtin_text((size_t)idx);
+    const char *cases[5][2] = {{"integrator.type=sync-implicit", "damping=0"},
+                               {"integrator.type=sync-implicit", "damping=1e-4"},
+                               {"integrator.type=sync-rootfind", "damping=0"},
+                               {"integrator.type=sync-rootfind", "damping=1e-4"},
+                               {"integrator.type=avi", "damping=1e-5"}};
+    for (int k = 0; k < 5; k++) {
+        const char *sets[5] = {cases[k][0], cases[k][1], "bodies.sheet.mesh.nx=6", "bodies.sheet.mesh.ny=6",
+                               "time.end=0.02"};
+        avi_scene sc;
+        avi_model *m = NULL;
+        avi_scene_bodies info;
         avi_error err;
-        avi_engine *e = avi_engine_create_with(m, &o, &err);
-        ck_assert(refused ? e == NULL : e != NULL);
-        if (refused) ck_assert_msg(strstr(err.message, "damping") && strstr(err.message, "midedge"), "%s", err.message);
-        avi_engine_destroy(e);
-        avi_model_destroy(m);
+        avi_engine *e = scene_engine(text, sets, 5, &sc, &m, &info, &err);
+        ck_assert_msg(e != NULL, "%s %s: %s", cases[k][0], cases[k][1], err.message);
+        ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MIDEDGE), 72);
+        int rc = avi_engine_run(e, 0.02);
+        ck_assert_msg(rc == AVI_OK, "%s %s: %s", cases[k][0], cases[k][1], avi_engine_error(e)->message);
+        double z = 0.0, x[49][3];
+        avi_engine_state_at(e, 0.02, &x[0][0], NULL);
+        for (int i = 0; i < 49; i++) z = fmin(z, x[i][2]);
+        printf("sheet (midedge) %s %s: lowest z %.4e m at t = 0.02\n", cases[k][0], cases[k][1], z);
+        ck_assert(z < 0.0 && z > -0.01); /* falling, g t^2 / 2 = 2e-3 m free */
+        scene_done(e, &sc, m, &info);
     }
+}
+END_TEST
+
+/* A kind that core/damping.c does not name is refused explicitly (NaN and
+ * -1), never read as another kind's record. */
+START_TEST(test_unnamed_kind_refused)
+{
+    avi_gravity g = {{0}, {0, 0, -9.81}, 0.0};
+    avi_elem el = {AVI_KIND_GRAVITY, 1, g.v, &g};
+    double x[1][3] = {{0, 0, 0}}, H[9], gr[1][3];
+    ck_assert_int_eq(avi_elem_hessian(&el, (const double (*)[3])x, H), -1);
+    for (int k = 0; k < 9; k++) ck_assert(isnan(H[k]));
+    ck_assert_int_eq(avi_damping_hessian(&el, (const double (*)[3])x, (const double (*)[3])x, H), -1);
+    ck_assert(isnan(H[0]));
+    ck_assert(isnan(avi_damping_energy(&el, (const double (*)[3])x, (const double (*)[3])x)));
+    avi_damping_gradient(&el, (const double (*)[3])x, (const double (*)[3])x, gr);
+    ck_assert(isnan(gr[0][0]));
 }
 END_TEST
 
@@ -480,7 +551,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pendulum);
     tcase_add_test(tc, test_scene_constraints);
     tcase_add_test(tc, test_scene_constraint_errors);
-    tcase_add_test(tc, test_undamped_kind_refused);
+    tcase_add_test(tc, test_midedge_shell_integrators);
+    tcase_add_test(tc, test_sheet_scene_midedge);
+    tcase_add_test(tc, test_unnamed_kind_refused);
     suite_add_tcase(s, tc);
     return s;
 }
