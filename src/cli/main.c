@@ -26,8 +26,8 @@ static const struct {
      "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
      "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
      "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
-     "          corrupt checkpoint or a mesh file that changed since the run\n"
-     "          started\n"},
+     "          corrupt checkpoint, a mesh file that changed since the run\n"
+     "          started, or a checkpoint of another run (run id, rows)\n"},
     {"info", "avi info OUT.h5 [--verbose]", "  info    prints a summary of an output file\n"},
     {"scenes", "avi scenes", "  scenes  lists the built-in scenes\n"},
 };
@@ -35,7 +35,7 @@ enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static const char run_options_help[] =
     "options of run and resume:\n"
-    "  --quiet  prints nothing but errors\n"
+    "  --quiet  prints nothing but errors (and the size of an output over 2 GB)\n"
     "  --progress-every S  with stderr not a terminal: a banner, then a progress\n"
     "          line every S seconds of wall time (default 10, or the environment\n"
     "          variable AVI_PROGRESS_EVERY); on a terminal: one line redrawn\n"
