@@ -120,6 +120,14 @@ static int finish(avi_run *run, int quiet)
                 (int)stop_requested, st.time, st.checkpoint, st.output);
     else if (rc != AVI_OK)
         fprintf(stderr, "avi: %s\n", err.message);
+    /* The stats' strings belong to the run, which closing frees. */
+    char name[256], output[4096], checkpoint[4096];
+    snprintf(name, sizeof name, "%s", st.scene_name ? st.scene_name : "");
+    snprintf(output, sizeof output, "%s", st.output);
+    snprintf(checkpoint, sizeof checkpoint, "%s", st.checkpoint);
+    st.scene_name = name;
+    st.output = output;
+    st.checkpoint = checkpoint;
     if (avi_run_close(run, &err)) {
         if (rc == AVI_OK) fprintf(stderr, "avi: %s\n", err.message);
         if (rc == AVI_OK || rc == AVI_INTERRUPTED) rc = AVI_ERR_RUN;
