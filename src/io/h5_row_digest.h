@@ -18,9 +18,9 @@
 /* 0, or -1 when out of memory. */
 int avi_h5_row_digest(int64_t step, const avi_observation *o, unsigned char digest[AVI_SHA256_LEN]);
 
-/* The digest of the last row the writer was given (buffered or written);
- * -1 when it has none. */
-int avi_h5_last_row_digest(const avi_h5_writer *w, unsigned char digest[AVI_SHA256_LEN]);
+/* The digest of row `row` (counting from 0) the writer was given, one of
+ * the last 4 (buffered or written); -1 for any other. */
+int avi_h5_recent_row_digest(const avi_h5_writer *w, size_t row, unsigned char digest[AVI_SHA256_LEN]);
 
 /* An output file's rows and frames (frames: the first body's; 0 with no
  * bodies) and the digest of row `row` (not computed when row >= rows).

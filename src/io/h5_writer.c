@@ -90,9 +90,11 @@ struct avi_h5_writer {
 
     hid_t obs_step, obs_time, obs_value[OBS_N], completion;
     size_t rows_written, rows_pending;
-    avi_observation last_row; /* the last row given, for its digest */
-    int64_t last_step;
-    int have_last_row;
+    /* The last RECENT rows given (row k in slot k % RECENT), for their
+     * digests: a checkpoint records the row its observers' count ends at,
+     * which a final row off the energy grid may follow. */
+    avi_observation recent[4];
+    int64_t recent_step[4];
     int64_t row_step[ROWS];
     double row_time[ROWS];
     cell *row_value[OBS_N]; /* [ROWS * width] each */
@@ -889,10 +891,10 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
     c[OBS_MIN_DISTANCE][r].d = obs->min_contact_distance;
     c[OBS_FRICTION_WORK][r].d = obs->friction_work;
     for (int k = 0; k < AVI_KIND_COUNT; k++) c[OBS_EVENTS_BY_KIND][AVI_KIND_COUNT * r + k].i = (int64_t)obs->events[k];
+    size_t k = (w->rows_written + w->rows_pending) % 4;
+    w->recent[k] = *obs;
+    w->recent_step[k] = step;
     w->rows_pending++;
-    w->last_row = *obs;
-    w->last_step = step;
-    w->have_last_row = 1;
     return w->rows_pending == ROWS ? write_rows(w) : 0;
 }
 
@@ -1041,9 +1043,11 @@ size_t avi_h5_row_count(const avi_h5_writer *w)
     return w->rows_written + w->rows_pending;
 }
 
-int avi_h5_last_row_digest(const avi_h5_writer *w, unsigned char digest[AVI_SHA256_LEN])
+int avi_h5_recent_row_digest(const avi_h5_writer *w, size_t row, unsigned char digest[AVI_SHA256_LEN])
 {
-    return w && w->have_last_row ? avi_h5_row_digest(w->last_step, &w->last_row, digest) : -1;
+    size_t n = w ? w->rows_written + w->rows_pending : 0;
+    if (row >= n || n - row > 4) return -1;
+    return avi_h5_row_digest(w->recent_step[row % 4], &w->recent[row % 4], digest);
 }
 
 size_t avi_h5_frame_count(const avi_h5_writer *w)

@@ -14,9 +14,11 @@
  * Each fresh run draws a random run id (128 bits from getrandom, 32
  * lower-case hex digits) and writes it to the output's /parameters/run_id
  * and to every checkpoint's output_run_id; the checkpoint also records
- * output_rows and output_frames, what the output held when it was written
- * (rows and frames are flushed first), and output_last_row_sha256, the
- * digest of the last of those rows (io/h5_row_digest.h). A resume reads
+ * output_counts, the rows and frames of the output a resume keeps (the
+ * observers' calls; all are flushed before the checkpoint is written), and
+ * output_last_row_sha256, the digest of the last of those rows
+ * (io/h5_row_digest.h; all zero when the writer no longer held it, after
+ * several evolves each ending off the energy grid: then not checked). A resume reads
  * the output it would continue (OUT, or OUT.resume-old left by a killed
  * resume) and refuses, with AVI_ERR_INPUT naming both files and before
  * anything is moved or written, an output whose run id differs, that holds
@@ -105,7 +107,7 @@ typedef struct {
      * was written, and the digest of its last row (io/h5_row_digest.h). */
     const char *run_id;
     uint64_t output_rows, output_frames;
-    unsigned char last_row_sha256[32]; /* zero when output_rows is 0 */
+    unsigned char last_row_sha256[32]; /* zero: not recorded */
 } avi_checkpoint_info;
 
 /* What avi_checkpoint_read_info returns; strings are malloc'd. */

@@ -34,7 +34,9 @@ int avi_checkpoint_match_output(const char *checkpoint, const avi_checkpoint_met
                              "and %llu frames (truncated, or not the output of this checkpoint); nothing was changed",
                              output, rows, frames, checkpoint, (unsigned long long)meta->output_rows,
                              (unsigned long long)meta->output_frames);
-    if (meta->output_rows && memcmp(digest, meta->last_row_sha256, AVI_SHA256_LEN) != 0) {
+    static const unsigned char none[AVI_SHA256_LEN] = {0};
+    int recorded = memcmp(meta->last_row_sha256, none, AVI_SHA256_LEN) != 0;
+    if (meta->output_rows && recorded && memcmp(digest, meta->last_row_sha256, AVI_SHA256_LEN) != 0) {
         char a[AVI_SHA256_HEX], b[AVI_SHA256_HEX];
         avi_sha256_hex(digest, a);
         avi_sha256_hex(meta->last_row_sha256, b);
