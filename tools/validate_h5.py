@@ -39,7 +39,7 @@ OBSERVABLES = {
 CORNER_SCALES = ("triangle_corner", "tetrahedron_corner")
 
 PARAMETER_TEXT = ["scene", "scene_resolved", "scene_name", "integrator", "program_version",
-                  "command_line", "started", "host", "build", "resumed"]
+                  "command_line", "started", "host", "build", "resumed", "run_id"]
 PARAMETER_SECONDS = ["end_time", "energy_every", "frame_every"]
 
 
@@ -303,6 +303,8 @@ class Checker:
                     self.problem(f"{ds.name}: not a scalar string")
                 elif name == "started" and not re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?", text(ds[()]) or ""):
                     self.problem(f"{ds.name}: {text(ds[()])!r} is not ISO 8601 UTC (YYYY-MM-DDTHH:MM:SSZ)")
+                elif name == "run_id" and not re.fullmatch(r"([0-9a-f]{32})?", text(ds[()]) or ""):
+                    self.problem(f"{ds.name}: {text(ds[()])!r} is not 32 lower-case hex digits")
                 self.units(ds, "")
         for name in PARAMETER_SECONDS:
             ds = self.get(f"/parameters/{name}", "dataset")

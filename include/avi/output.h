@@ -31,7 +31,10 @@
  *                                 commit DESCRIBE|unknown; COMPILER VERSION; flags ...");
  *                                 on resume these four stay the first run's and
  *                                 resumed gets a line "STARTED HOST COMMAND_LINE" per
- *                                 resume ("" when never resumed),
+ *                                 resume ("" when never resumed), run_id (32 hex
+ *                                 digits drawn at random by a fresh run and kept by
+ *                                 its resumes; its checkpoints record it, and a resume
+ *                                 refuses a checkpoint of another run),
  *                                 vertex_count, time_step/{kind, min, max, count},
  *                                 completion (scalar string: while running, and in a
  *                                 file killed before it closed, fixed-length 64 bytes
@@ -108,6 +111,8 @@ typedef struct {
     const char *host;
     const char *build;         /* version, commit, compiler, flags */
     const char *resumed;       /* one line per resume: "STARTED HOST COMMAND_LINE" */
+    const char *run_id;        /* /parameters/run_id: ties the file to its checkpoints
+                                  (avi_run draws one per run; a resume keeps it) */
 } avi_h5_layout;
 
 /* Every field 0 or NULL: no bodies, the sidecar next to the file, author
@@ -176,6 +181,28 @@ size_t avi_h5_frame_count(const avi_h5_writer *w);
  * the up-front limit output.max_bytes estimates with. */
 size_t avi_h5_row_bytes(void);
 double avi_h5_frame_bytes(size_t vertex_count, int body_count);
+
+/* How many rows (or frames) a run from t = 0 to end_time writes at every
+ * multiple of `every` and at the end: the calls avi_engine_run makes of an
+ * observer with that interval (those at k every < end_time, then one at
+ * end_time). */
+double avi_h5_output_count(double end_time, double every);
+
+/* What an output file will hold, for avi_h5_estimate_bytes. */
+typedef struct {
+    size_t vertex_count;
+    int body_count;
+    size_t triangle_count, tet_count; /* connectivity, all bodies */
+    size_t text_bytes;                /* the scene as given and resolved */
+    double rows, frames;              /* avi_h5_output_count */
+} avi_h5_size_plan;
+
+/* The size of the finished file in bytes: the rows and frames (rows are
+ * allocated in chunks of 1024, so a part-filled chunk counts whole), the
+ * masses, connectivity and scene text, and the fixed metadata (groups,
+ * attributes, dimension scales, chunk indexes) as measured on this
+ * layout: within 25 % for small and large files (tests/unit/test_h5_writer.c). */
+double avi_h5_estimate_bytes(const avi_h5_size_plan *plan);
 
 /* Resuming: appends the first `rows` rows and `frames` frames of an earlier
  * output file (opened read-only in SWMR mode, so a killed run's file

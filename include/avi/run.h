@@ -99,7 +99,9 @@ avi_run *avi_run_open_resume(const char *output, const char *const *overrides, s
  * and checkpoints on the way and a checkpoint at the end. AVI_OK,
  * AVI_INTERRUPTED (the stop flag; checkpoint written) or AVI_ERR_RUN with
  * err saying why (a blow-up, a non-finite state, an I/O error); after a
- * failure every later call returns it again. */
+ * failure every later call returns it again. AVI_ERR_INPUT for a t_end that
+ * is not finite or lies before the run's time (or a NULL run): nothing
+ * changes, the run may evolve again. */
 int avi_run_evolve(avi_run *run, double t_end, avi_error *err);
 
 avi_run_stats avi_run_stats_of(const avi_run *run);
@@ -108,7 +110,7 @@ avi_run_stats avi_run_stats_of(const avi_run *run);
  * reached the scene's end time, "interrupted" when it stopped before,
  * "failed: <why>" after a failure or with no evolve), closes and renames
  * it, and frees the run. AVI_OK or AVI_ERR_RUN (the file could not be
- * finished). */
+ * finished). NULL: nothing, AVI_OK. */
 int avi_run_close(avi_run *run, avi_error *err);
 
 #ifdef __cplusplus

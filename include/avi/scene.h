@@ -170,12 +170,12 @@
  *                 max_checkpoints > 0, default 1e5: loading refuses a
  *                 checkpoint_every giving more checkpoints over time.end
  *                 (each is the whole state, written and synced to disk)
- *                 max_bytes > 0, default 1e12 (1 TB; built-in scenes and
+ *                 max_bytes > 0, default 2e10 (20 GB; built-in scenes and
  *                 benchmarks write under 30 MB): building refuses a scene whose
- *                 rows and frames would need more (rows time.end /
- *                 energy_every + 1 of avi_h5_row_bytes(), frames time.end /
- *                 frame_every + 1 of avi_h5_frame_bytes()), naming
- *                 energy_every or frame_every, whichever needs more
+ *                 output file would need more (avi_h5_estimate_bytes: the
+ *                 rows and frames avi_h5_output_count gives, and the fixed
+ *                 overheads), naming energy_every or frame_every, whichever
+ *                 needs more; raise it for a larger file
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */
@@ -322,7 +322,7 @@ typedef struct {
 
 /* Defaults of the up-front limits (see output.max_bytes, output.max_checkpoints
  * and time_step.max_events in the key reference above). */
-#define AVI_SCENE_MAX_BYTES 1e12
+#define AVI_SCENE_MAX_BYTES 2e10
 #define AVI_SCENE_MAX_CHECKPOINTS 1e5
 #define AVI_SCENE_MAX_EVENTS 1e13
 

@@ -26,8 +26,8 @@ static const struct {
      "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
      "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
      "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
-     "          corrupt checkpoint or a mesh file that changed since the run\n"
-     "          started\n"},
+     "          corrupt checkpoint, a mesh file that changed since the run\n"
+     "          started, or a checkpoint of another run (run id, rows)\n"},
     {"info", "avi info OUT.h5 [--verbose]", "  info    prints a summary of an output file\n"},
     {"scenes", "avi scenes", "  scenes  lists the built-in scenes\n"},
 };
@@ -35,7 +35,7 @@ enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static const char run_options_help[] =
     "options of run and resume:\n"
-    "  --quiet  prints nothing but errors\n"
+    "  --quiet  prints nothing but errors (and the size of an output over 2 GB)\n"
     "  --progress-every S  with stderr not a terminal: a banner, then a progress\n"
     "          line every S seconds of wall time (default 10, or the environment\n"
     "          variable AVI_PROGRESS_EVERY); on a terminal: one line redrawn\n"
@@ -61,6 +61,52 @@ static volatile sig_atomic_t stop_requested;
 static char *command_line; /* argv as typed, for /parameters/command_line */
 static void on_signal(int sig) { stop_requested = sig; }
 
+/* plot_energy.py as the user can call it: installed, PREFIX/share/avi/tools
+ * beside PREFIX/bin/avi; in a build tree, tools/ beside build/avi, relative
+ * to the working directory when below it. */
+static void plot_tool(char *out, size_t size)
+{
+    char exe[4096], cwd[4096], path[4200], real[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf(out, size, "plot_energy.py (share/avi/tools of the installation)");
+    if (n <= 0) return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';
+    static const char *const rel[] = {"/../share/avi/tools/plot_energy.py", "/../tools/plot_energy.py"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s%s", exe, rel[k]);
+        if (!realpath(path, real)) continue;
+        size_t c = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+        if (c > 1 && strncmp(real, cwd, c) == 0 && real[c] == '/') snprintf(out, size, "%s", real + c + 1);
+        else snprintf(out, size, "%s", real);
+        return;
+    }
+}
+
+/* A path as a shell and ParaView take it: a bare name gets "./" (ParaView's
+ * Xdmf3 readers misread a bare relative file name, README "Output"). */
+static void dot_slash(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s", strchr(path, '/') ? "" : "./", path);
+}
+
+/* The files a finished run wrote and what to do with them next. */
+static void print_next(const avi_run_stats *st)
+{
+    char xmf[4096], xmf_shown[4100], tool[4200];
+    if (avi_xdmf_default_path(st->output, xmf, sizeof xmf)) snprintf(xmf, sizeof xmf, "%s", "(none)");
+    dot_slash(xmf, xmf_shown, sizeof xmf_shown);
+    plot_tool(tool, sizeof tool);
+    fprintf(stderr,
+            "avi: wrote %s, %s (XDMF for ParaView) and the checkpoint %s\n"
+            "avi: next: avi info %s\n"
+            "avi:       python3 %s %s\n"
+            "avi:       paraview %s\n",
+            st->output, xmf, st->checkpoint, st->output, tool, st->output, xmf_shown);
+}
+
 /* Runs an opened run to its end time and closes it, saying how it ended:
  * the exit status. */
 static int finish(avi_run *run, int quiet)
@@ -70,17 +116,27 @@ static int finish(avi_run *run, int quiet)
     int rc = avi_run_evolve(run, st.end_time, &err);
     st = avi_run_stats_of(run);
     if (rc == AVI_INTERRUPTED)
-        fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s; checkpoint %s\n", (int)stop_requested,
-                st.time, st.checkpoint);
+        fprintf(stderr, "avi: interrupted by signal %d at t = %.6e s; checkpoint %s; continue with: avi resume %s\n",
+                (int)stop_requested, st.time, st.checkpoint, st.output);
     else if (rc != AVI_OK)
         fprintf(stderr, "avi: %s\n", err.message);
+    /* The stats' strings belong to the run, which closing frees. */
+    char name[256], output[4096], checkpoint[4096];
+    snprintf(name, sizeof name, "%s", st.scene_name ? st.scene_name : "");
+    snprintf(output, sizeof output, "%s", st.output);
+    snprintf(checkpoint, sizeof checkpoint, "%s", st.checkpoint);
+    st.scene_name = name;
+    st.output = output;
+    st.checkpoint = checkpoint;
     if (avi_run_close(run, &err)) {
         if (rc == AVI_OK) fprintf(stderr, "avi: %s\n", err.message);
         if (rc == AVI_OK || rc == AVI_INTERRUPTED) rc = AVI_ERR_RUN;
     }
-    if (rc == AVI_OK && !quiet)
-        fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s; wrote %s\n", st.scene_name,
-                (unsigned long long)st.events, st.end_time, st.wall, st.output);
+    if (rc == AVI_OK && !quiet) {
+        fprintf(stderr, "avi: %s: %llu events to t = %g s in %.2f s\n", st.scene_name, (unsigned long long)st.events,
+                st.end_time, st.wall);
+        print_next(&st);
+    }
     return rc;
 }
 

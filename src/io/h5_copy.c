@@ -2,6 +2,7 @@
  * value for value into a new writer. */
 #include "avi/output.h"
 #include "base/error.h"
+#include "io/h5_row_digest.h"
 #include "io/hdf5_init.h"
 
 #include <hdf5.h>
@@ -10,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads the first n rows (each `width` values) of a dataset. */
-static int read_rows(hid_t f, const char *path, hid_t type, size_t n, size_t width, void *out)
+/* Reads rows first .. first + n - 1 (each `width` values) of a dataset. */
+static int read_rows(hid_t f, const char *path, hid_t type, size_t first, size_t n, size_t width, void *out)
 {
     if (n == 0) return 0;
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
@@ -21,9 +22,10 @@ static int read_rows(hid_t f, const char *path, hid_t type, size_t n, size_t wid
     hsize_t dims[3] = {0, 0, 0}, start[3] = {0, 0, 0}, cnt[3];
     H5Sget_simple_extent_dims(fs, dims, NULL);
     int rc = -1;
-    if (rank >= 1 && rank <= 3 && dims[0] >= n) {
+    if (rank >= 1 && rank <= 3 && dims[0] >= first + n) {
         for (int r = 0; r < rank; r++) cnt[r] = dims[r];
         cnt[0] = n;
+        start[0] = first;
         size_t w = 1;
         for (int r = 1; r < rank; r++) w *= (size_t)dims[r];
         hid_t ms = H5Screate_simple(rank, cnt, NULL);
@@ -49,6 +51,87 @@ static long row_count(hid_t f, const char *path)
     return (long)dims[0];
 }
 
+/* Rows first .. first + n - 1 of the observables as observations (and
+ * their steps), as the writer was given them. */
+static int read_observations(hid_t f, const char *name, size_t first, size_t n, avi_observation *obs, int64_t *step,
+                             avi_error *err)
+{
+    /* Each observable and what an output from before it existed stands in
+     * for it with: REQUIRED, ZERO (no friction work was done) or the index
+     * of another (the old energies were the mid-step ones). */
+    enum { REQUIRED = -1, ZERO = -2 };
+    static const struct {
+        const char *name;
+        int absent;
+    } scalars[] = {{"kinetic_energy", REQUIRED},   {"elastic_energy", REQUIRED},      {"contact_energy", REQUIRED},
+                   {"external_energy", REQUIRED},  {"total_energy", REQUIRED},        {"min_contact_distance", REQUIRED},
+                   {"friction_work", ZERO},        {"kinetic_energy_midstep", 0},     {"total_energy_midstep", 4}};
+    enum { NSCALAR = sizeof scalars / sizeof *scalars };
+    double *sc[NSCALAR] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
+    int64_t *events = NULL, *active = NULL, *by_kind = NULL;
+    size_t m = n ? n : 1;
+    int rc = 0;
+    for (int k = 0; k < NSCALAR && !rc; k++) rc = !(sc[k] = malloc(m * sizeof(double)));
+    if (!rc) {
+        lin = malloc(3 * m * sizeof *lin);
+        ang = malloc(3 * m * sizeof *ang);
+        time = malloc(m * sizeof *time);
+        events = malloc(m * sizeof *events);
+        active = malloc(m * sizeof *active);
+        by_kind = malloc(AVI_KIND_COUNT * m * sizeof *by_kind);
+        rc = !lin || !ang || !time || !events || !active || !by_kind;
+    }
+    if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    char path[512];
+    for (int k = 0; k < NSCALAR && !rc; k++) {
+        snprintf(path, sizeof path, "/observables/%s/value", scalars[k].name);
+        int absent = scalars[k].absent;
+        if (absent != REQUIRED && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
+            if (absent == ZERO) memset(sc[k], 0, m * sizeof(double));
+            else memcpy(sc[k], sc[absent], m * sizeof(double));
+            continue;
+        }
+        if (read_rows(f, path, H5T_NATIVE_DOUBLE, first, n, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
+    }
+    if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, first, n, 3, lin) ||
+                read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, first, n, 3, ang) ||
+                read_rows(f, "/observables/kinetic_energy/time", H5T_NATIVE_DOUBLE, first, n, 1, time) ||
+                read_rows(f, "/observables/kinetic_energy/step", H5T_NATIVE_INT64, first, n, 1, step) ||
+                read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, first, n, 1, events) ||
+                read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, first, n, 1, active) ||
+                read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, first, n, AVI_KIND_COUNT, by_kind)))
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the observables", name);
+    for (size_t r = 0; r < n && !rc; r++) {
+        avi_observation *o = &obs[r];
+        memset(o, 0, sizeof *o);
+        o->time = time[r];
+        o->kinetic = sc[0][r];
+        o->elastic = sc[1][r];
+        o->contact = sc[2][r];
+        o->external = sc[3][r];
+        o->total = sc[4][r];
+        o->min_contact_distance = sc[5][r];
+        o->friction_work = sc[6][r];
+        o->kinetic_midstep = sc[7][r];
+        o->total_midstep = sc[8][r];
+        for (int c = 0; c < 3; c++) {
+            o->linear_momentum[c] = lin[3 * r + c];
+            o->angular_momentum[c] = ang[3 * r + c];
+        }
+        for (int k = 0; k < AVI_KIND_COUNT; k++) o->events[k] = (uint64_t)by_kind[AVI_KIND_COUNT * r + k];
+        o->events_total = (uint64_t)events[r];
+        o->active_contact_potentials = (uint64_t)active[r];
+    }
+    for (int k = 0; k < NSCALAR; k++) free(sc[k]);
+    free(lin);
+    free(ang);
+    free(time);
+    free(events);
+    free(active);
+    free(by_kind);
+    return rc;
+}
+
 int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size_t frames, const avi_h5_body *bodies,
                        int body_count, size_t vertex_count, avi_error *err)
 {
@@ -62,82 +145,16 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     long have_rows = row_count(f, "/observables/kinetic_energy/value");
     if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: has %ld rows, its checkpoint needs %zu (truncated, or not the output of this checkpoint)", name, have_rows < 0 ? 0 : have_rows, rows);
 
-    /* Rows: one array per observable, then one avi_observation per row. */
-    /* Each observable and what an output from before it existed stands in
-     * for it with: REQUIRED, ZERO (no friction work was done) or the index
-     * of another (the old energies were the mid-step ones). */
-    enum { REQUIRED = -1, ZERO = -2 };
-    static const struct {
-        const char *name;
-        int absent;
-    } scalars[] = {{"kinetic_energy", REQUIRED},   {"elastic_energy", REQUIRED},      {"contact_energy", REQUIRED},
-                   {"external_energy", REQUIRED},  {"total_energy", REQUIRED},        {"min_contact_distance", REQUIRED},
-                   {"friction_work", ZERO},        {"kinetic_energy_midstep", 0},     {"total_energy_midstep", 4}};
-    enum { NSCALAR = sizeof scalars / sizeof *scalars };
-    double *sc[NSCALAR] = {0}, *lin = NULL, *ang = NULL, *time = NULL;
-    int64_t *step = NULL, *events = NULL, *active = NULL, *by_kind = NULL;
-    size_t n = rows ? rows : 1;
-    for (int k = 0; k < NSCALAR && !rc; k++) rc = !(sc[k] = malloc(n * sizeof(double)));
-    if (!rc) {
-        lin = malloc(3 * n * sizeof *lin);
-        ang = malloc(3 * n * sizeof *ang);
-        time = malloc(n * sizeof *time);
-        step = malloc(n * sizeof *step);
-        events = malloc(n * sizeof *events);
-        active = malloc(n * sizeof *active);
-        by_kind = malloc(AVI_KIND_COUNT * n * sizeof *by_kind);
-        rc = !lin || !ang || !time || !step || !events || !active || !by_kind;
-        if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    }
-    char path[512];
-    for (int k = 0; k < NSCALAR && !rc; k++) {
-        snprintf(path, sizeof path, "/observables/%s/value", scalars[k].name);
-        int absent = scalars[k].absent;
-        if (absent != REQUIRED && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
-            if (absent == ZERO) memset(sc[k], 0, n * sizeof(double));
-            else memcpy(sc[k], sc[absent], n * sizeof(double));
-            continue;
-        }
-        if (read_rows(f, path, H5T_NATIVE_DOUBLE, rows, 1, sc[k])) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read %s", name, path);
-    }
-    if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, lin) ||
-                read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, rows, 3, ang) ||
-                read_rows(f, "/observables/kinetic_energy/time", H5T_NATIVE_DOUBLE, rows, 1, time) ||
-                read_rows(f, "/observables/kinetic_energy/step", H5T_NATIVE_INT64, rows, 1, step) ||
-                read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, rows, 1, events) ||
-                read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, rows, 1, active) ||
-                read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, rows, AVI_KIND_COUNT, by_kind)))
-        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the observables", name);
-    for (size_t r = 0; r < rows && !rc; r++) {
-        avi_observation o;
-        memset(&o, 0, sizeof o);
-        o.time = time[r];
-        o.kinetic = sc[0][r];
-        o.elastic = sc[1][r];
-        o.contact = sc[2][r];
-        o.external = sc[3][r];
-        o.total = sc[4][r];
-        o.min_contact_distance = sc[5][r];
-        o.friction_work = sc[6][r];
-        o.kinetic_midstep = sc[7][r];
-        o.total_midstep = sc[8][r];
-        for (int c = 0; c < 3; c++) {
-            o.linear_momentum[c] = lin[3 * r + c];
-            o.angular_momentum[c] = ang[3 * r + c];
-        }
-        for (int k = 0; k < AVI_KIND_COUNT; k++) o.events[k] = (uint64_t)by_kind[AVI_KIND_COUNT * r + k];
-        o.events_total = (uint64_t)events[r];
-        o.active_contact_potentials = (uint64_t)active[r];
-        if (avi_h5_write_observation(w, step[r], &o)) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
-    }
-    for (int k = 0; k < NSCALAR; k++) free(sc[k]);
-    free(lin);
-    free(ang);
-    free(time);
+    /* Rows, then frames. */
+    avi_observation *obs = rc ? NULL : malloc((rows ? rows : 1) * sizeof *obs);
+    int64_t *step = rc ? NULL : malloc((rows ? rows : 1) * sizeof *step);
+    if (!rc && (!obs || !step)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    if (!rc) rc = read_observations(f, name, 0, rows, obs, step, err);
+    for (size_t r = 0; r < rows && !rc; r++)
+        if (avi_h5_write_observation(w, step[r], &obs[r])) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
+    free(obs);
     free(step);
-    free(events);
-    free(active);
-    free(by_kind);
+    char path[512];
 
     /* Frames: every body's hyperslab k into one all-vertex array. */
     double (*x)[3] = malloc((vertex_count ? vertex_count : 1) * sizeof *x);
@@ -192,6 +209,38 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     }
     free(x);
     free(v);
+    H5Fclose(f);
+    return rc;
+}
+
+int avi_h5_read_row_digest(const char *path, const char *name, size_t row, size_t *rows, size_t *frames,
+                           unsigned char digest[AVI_SHA256_LEN], avi_error *err)
+{
+    avi_hdf5_init();
+    hid_t f = avi_hdf5_open_output(path);
+    if (f < 0) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open the output (not an HDF5 file, or corrupt)", name);
+    long nr = row_count(f, "/observables/kinetic_energy/value");
+    *rows = nr > 0 ? (size_t)nr : 0;
+    *frames = 0;
+    /* The first body's frame count: every body has as many. */
+    hid_t pg = H5Gopen2(f, "/particles", H5P_DEFAULT);
+    char body[256] = "";
+    if (pg >= 0 && H5Lget_name_by_idx(pg, ".", H5_INDEX_NAME, H5_ITER_INC, 0, body, sizeof body, H5P_DEFAULT) > 0) {
+        char p[400];
+        snprintf(p, sizeof p, "/particles/%s/position/value", body);
+        long nf = row_count(f, p);
+        *frames = nf > 0 ? (size_t)nf : 0;
+    }
+    if (pg >= 0) H5Gclose(pg);
+    H5Eclear2(H5E_DEFAULT);
+    int rc = AVI_OK;
+    if (row < *rows) {
+        avi_observation o;
+        int64_t step = 0;
+        rc = read_observations(f, name, row, 1, &o, &step, err);
+        if (!rc && avi_h5_row_digest(step, &o, digest)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    }
+    H5Eclear2(H5E_DEFAULT);
     H5Fclose(f);
     return rc;
 }

@@ -1,13 +1,16 @@
 /* `avi info`: a summary of an output file, finished or still being written. */
 #include "avi/output.h"
+#include "base/error.h"
 #include "io/hdf5_init.h"
 
 #include <hdf5.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     hid_t file;
@@ -255,6 +258,28 @@ char *avi_h5_read_text(const char *path, const char *dataset)
     return text;
 }
 
+enum { NOT_HDF5 = -1, NOT_REGULAR = -2 };
+
+/* 0 for a regular file that starts with HDF5's signature (at 0, 512, 1024,
+ * ...: the places the format allows); else NOT_HDF5, NOT_REGULAR or the
+ * errno of stat or open ("no such file"). */
+static int plain_hdf5_file(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    struct stat st;
+    if (stat(path, &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode)) return NOT_REGULAR;
+    FILE *f = fopen(path, "rb");
+    if (!f) return errno;
+    int found = 0;
+    for (long at = 0; !found && at + 8 <= (long)st.st_size; at = at ? 2 * at : 512) {
+        unsigned char b[8];
+        found = fseek(f, at, SEEK_SET) == 0 && fread(b, 1, 8, f) == 8 && memcmp(b, sig, 8) == 0;
+    }
+    fclose(f);
+    return found ? 0 : NOT_HDF5;
+}
+
 int avi_h5_info(const char *path, FILE *out, avi_error *err)
 {
     avi_hdf5_init();
@@ -264,6 +289,14 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
         err->status = AVI_OK;
         err->message[0] = 0;
     }
+    /* What a user can act on, before HDF5's own words. */
+    int why = plain_hdf5_file(path);
+    if (why)
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: %s", path,
+                             why == NOT_HDF5       ? "not an HDF5 file"
+                             : why == NOT_REGULAR  ? "not a regular file"
+                             : why == ENOENT       ? "no such file"
+                                                   : strerror(why));
     r.file = avi_hdf5_open_output(path);
     if (r.file < 0) return rfail(&r, AVI_ERR_INPUT, "cannot open the file as HDF5");
     if (!exists(r.file, "/h5md") || !exists(r.file, "/observables/total_energy/value") ||

@@ -1,10 +1,12 @@
 /* Streaming output to HDF5 in the H5MD 1.1 layout of include/avi/output.h. */
 #include "avi/output.h"
 #include "io/hdf5_init.h"
+#include "io/h5_row_digest.h"
 #include "io/output_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <stdarg.h>
@@ -88,6 +90,11 @@ struct avi_h5_writer {
 
     hid_t obs_step, obs_time, obs_value[OBS_N], completion;
     size_t rows_written, rows_pending;
+    /* The last RECENT rows given (row k in slot k % RECENT), for their
+     * digests: a checkpoint records the row its observers' count ends at,
+     * which a final row off the energy grid may follow. */
+    avi_observation recent[4];
+    int64_t recent_step[4];
     int64_t row_step[ROWS];
     double row_time[ROWS];
     cell *row_value[OBS_N]; /* [ROWS * width] each */
@@ -630,6 +637,7 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
     if (rc == 0) rc = text_dataset(w, pg, "host", L->host);
     if (rc == 0) rc = text_dataset(w, pg, "build", L->build);
     if (rc == 0) rc = text_dataset(w, pg, "resumed", L->resumed);
+    if (rc == 0) rc = text_dataset(w, pg, "run_id", L->run_id);
     if (rc == 0) rc = double_dataset(w, pg, "end_time", L->end_time, "s");
     if (rc == 0) rc = double_dataset(w, pg, "energy_every", L->energy_every, "s");
     if (rc == 0) rc = double_dataset(w, pg, "frame_every", L->frame_every, "s");
@@ -883,6 +891,9 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
     c[OBS_MIN_DISTANCE][r].d = obs->min_contact_distance;
     c[OBS_FRICTION_WORK][r].d = obs->friction_work;
     for (int k = 0; k < AVI_KIND_COUNT; k++) c[OBS_EVENTS_BY_KIND][AVI_KIND_COUNT * r + k].i = (int64_t)obs->events[k];
+    size_t k = (w->rows_written + w->rows_pending) % 4;
+    w->recent[k] = *obs;
+    w->recent_step[k] = step;
     w->rows_pending++;
     return w->rows_pending == ROWS ? write_rows(w) : 0;
 }
@@ -1032,6 +1043,13 @@ size_t avi_h5_row_count(const avi_h5_writer *w)
     return w->rows_written + w->rows_pending;
 }
 
+int avi_h5_recent_row_digest(const avi_h5_writer *w, size_t row, unsigned char digest[AVI_SHA256_LEN])
+{
+    size_t n = w ? w->rows_written + w->rows_pending : 0;
+    if (row >= n || n - row > 4) return -1;
+    return avi_h5_row_digest(w->recent_step[row % 4], &w->recent[row % 4], digest);
+}
+
 size_t avi_h5_frame_count(const avi_h5_writer *w)
 {
     return w->frames;
@@ -1048,4 +1066,34 @@ double avi_h5_frame_bytes(size_t vertex_count, int body_count)
 {
     /* Positions and velocities, and each body's step and time. */
     return 48.0 * (double)vertex_count + 16.0 * body_count;
+}
+
+double avi_h5_output_count(double end_time, double every)
+{
+    if (!(end_time > 0.0) || !(every > 0.0) || !isfinite(end_time / every)) return 1.0;
+    /* The calls at k every < end_time, k = 0 .. n - 1, as the engine
+     * computes k every; then the one at end_time. */
+    double n = ceil(end_time / every);
+    while (n > 0.0 && (n - 1.0) * every >= end_time) n -= 1.0;
+    while (n * every < end_time) n += 1.0;
+    return n + 1.0;
+}
+
+/* Measured on files of this layout (h5ls -v, file sizes; tests/unit/
+ * test_h5_writer.c checks the estimate against written files): the fixed
+ * metadata of a file and of each body, and the chunk index entries of
+ * each frame per body. */
+#define FILE_METADATA 60000.0
+#define BODY_METADATA 25000.0
+#define FRAME_INDEX 100.0
+
+double avi_h5_estimate_bytes(const avi_h5_size_plan *p)
+{
+    double row_chunks = ceil(p->rows / ROWS) * ROWS, frame_chunks = ceil(p->frames / ROWS) * ROWS;
+    double rows = row_chunks * (double)avi_h5_row_bytes();
+    double frames = p->frames * (48.0 * (double)p->vertex_count + FRAME_INDEX * p->body_count) +
+                    frame_chunks * 16.0 * p->body_count;
+    double fixed = FILE_METADATA + BODY_METADATA * p->body_count + 8.0 * (double)p->vertex_count +
+                   12.0 * (double)p->triangle_count + 16.0 * (double)p->tet_count + (double)p->text_bytes;
+    return rows + frames + fixed;
 }

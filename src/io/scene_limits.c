@@ -12,16 +12,26 @@
 static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
 {
     const avi_scene_output *o = &s->output;
-    double rows = floor(s->end_time / o->energy_every) + 1.0, frames = floor(s->end_time / o->frame_every) + 1.0;
+    double rows = avi_h5_output_count(s->end_time, o->energy_every);
+    double frames = avi_h5_output_count(s->end_time, o->frame_every);
+    /* Connectivity: a triangle per membrane or bending triangle (a shell
+     * has both), the tetrahedra; the resolved scene about as long as the
+     * scene as given. */
+    size_t tris = avi_model_potential_count(m, AVI_KIND_MEMBRANE);
+    if (avi_model_potential_count(m, AVI_KIND_MIDEDGE) > tris) tris = avi_model_potential_count(m, AVI_KIND_MIDEDGE);
+    avi_h5_size_plan plan = {avi_model_vertex_count(m), avi_model_body_count(m), tris,
+                             avi_model_potential_count(m, AVI_KIND_TET), 2 * (s->text ? strlen(s->text) : 0), rows,
+                             frames};
+    double total = avi_h5_estimate_bytes(&plan);
+    if (!(total > o->max_bytes)) return AVI_OK;
     double row_bytes = rows * (double)avi_h5_row_bytes();
     double frame_bytes = frames * avi_h5_frame_bytes(avi_model_vertex_count(m), avi_model_body_count(m));
-    if (!(row_bytes + frame_bytes > o->max_bytes)) return AVI_OK;
     char msg[380];
     snprintf(msg, sizeof msg,
              "the output would need about %.3g bytes (%.3g rows of observables, %.3g bytes; %.3g frames of %zu "
              "vertices, %.3g bytes), more than output.max_bytes = %g; raise output.energy_every or "
              "output.frame_every (or output.max_bytes)",
-             row_bytes + frame_bytes, rows, row_bytes, frames, avi_model_vertex_count(m), frame_bytes, o->max_bytes);
+             total, rows, row_bytes, frames, avi_model_vertex_count(m), frame_bytes, o->max_bytes);
     const char *key = row_bytes > frame_bytes ? "output.energy_every" : "output.frame_every";
     return avi_scene_check_fail(err, s, "%s: %s", key, msg);
 }

@@ -36,7 +36,13 @@
  * geometry by the text of the geometry's first DataItem: a comment naming
  * the frame is that text (without it: "Cannot find DataItem element in
  * geometry xml" for every grid). Paths to the HDF5 file are relative to the
- * sidecar's directory, so a run directory can be moved or copied. */
+ * sidecar's directory, so a run directory can be moved or copied. The Xdmf3
+ * readers of ParaView 5.11 prefix a relative reference with the sidecar's
+ * name up to its last '/', the whole name when it has none: opened as a
+ * bare "OUT.xmf" they look for "OUT.xmfOUT.h5" (and "OUT.xmf./OUT.h5" for a
+ * reference "./OUT.h5") and abort. Only an absolute reference avoids that,
+ * at the cost of moving the files, so the references stay relative and
+ * users open "./OUT.xmf" (README, "Output"; avi run's last lines say so). */
 #include "avi/output.h"
 #include "base/error.h"
 #include "io/output_files.h"

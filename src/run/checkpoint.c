@@ -6,6 +6,7 @@
 #include "core/engine_internal.h"
 #include "core/refine.h"
 #include "run/checkpoint_hash.h"
+#include "run/run_id.h"
 #include "io/hdf5_init.h"
 
 #include <errno.h>
@@ -19,7 +20,7 @@
 #include <unistd.h>
 
 #define FORMAT_NAME "avi-checkpoint"
-#define FORMAT_VERSION 2 /* 2: content hash and input files */
+#define FORMAT_VERSION 3 /* 2: content hash and input files; 3: the output's run id, rows, frames, last row */
 #define HASH_ATTR "content_sha256"
 /* Counters are stored as int64 in the output. */
 #define COUNTER_LIMIT (UINT64_C(1) << 63)
@@ -269,6 +270,10 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
         put_text(f, "scene_resolved", info->resolved_text) || put_text(f, "output", info->output_path) ||
         put_text(f, "program_version", AVI_VERSION_STRING))
         return -1;
+    uint64_t out_counts[2] = {info->output_rows, info->output_frames};
+    if (put_text(f, "output_run_id", info->run_id) || put1(f, "output_counts", H5T_NATIVE_UINT64, 2, 1, out_counts) ||
+        put1(f, "output_last_row_sha256", H5T_NATIVE_UINT8, 32, 1, info->last_row_sha256))
+        return -1;
     if (put1(f, "time", H5T_NATIVE_DOUBLE, 1, 1, &e->time)) return -1;
     uint64_t counts[2] = {nv, (uint64_t)AVI_KIND_COUNT};
     if (put1(f, "sizes", H5T_NATIVE_UINT64, 2, 1, counts)) return -1;
@@ -373,10 +378,16 @@ static hid_t open_verified(const char *path, avi_error *err)
     int rc = -1;
     if (get_attr_text(f, "format", name, sizeof name) || strcmp(name, FORMAT_NAME) || !have_version)
         avi_error_set(err, AVI_ERR_INPUT, "%s: not an avi checkpoint (no format attributes)", path);
-    else if (version < FORMAT_VERSION)
+    else if (version < 2)
         avi_error_set(err, AVI_ERR_INPUT,
                       "%s: checkpoint format %d, written by an older avi without integrity checks; this avi reads "
                       "format %d: run the scene again",
+                      path, version, FORMAT_VERSION);
+    else if (version < FORMAT_VERSION)
+        avi_error_set(err, AVI_ERR_INPUT,
+                      "%s: checkpoint format %d, written by an older avi that did not tie a checkpoint to its output "
+                      "file, so it cannot be checked against it; this avi reads format %d: run the scene again (or "
+                      "resume with the avi that wrote it)",
                       path, version, FORMAT_VERSION);
     else if (version != FORMAT_VERSION)
         avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint format %d is not the format %d this avi reads", path, version,
@@ -417,8 +428,17 @@ int avi_checkpoint_read_info(const char *path, avi_checkpoint_meta *meta, avi_er
     meta->scene_text = get_text(f, "scene");
     meta->resolved_text = get_text(f, "scene_resolved");
     meta->output_path = get_text(f, "output");
+    meta->run_id = get_text(f, "output_run_id");
+    uint64_t out_counts[2] = {0, 0};
+    int no_identity = !meta->run_id || get(f, "output_counts", H5T_NATIVE_UINT64, 2, out_counts) ||
+                      get(f, "output_last_row_sha256", H5T_NATIVE_UINT8, 32, meta->last_row_sha256);
+    meta->output_rows = out_counts[0];
+    meta->output_frames = out_counts[1];
     int rc = !meta->scene_source || !meta->scene_text || !meta->resolved_text || !meta->output_path
                  ? avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is incomplete (no scene or output)", path)
+             : no_identity || !avi_run_id_valid(meta->run_id)
+                 ? avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint is incomplete: no valid output_run_id, output_counts "
+                                 "and output_last_row_sha256", path)
              : read_inputs(f, &meta->inputs) ? avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint's input_* datasets are malformed", path)
                                              : read_time(f, path, &meta->time, err);
     H5Eclear2(H5E_DEFAULT);
@@ -433,6 +453,7 @@ void avi_checkpoint_meta_free(avi_checkpoint_meta *meta)
     free(meta->scene_text);
     free(meta->resolved_text);
     free(meta->output_path);
+    free(meta->run_id);
     avi_input_files_free(&meta->inputs);
     memset(meta, 0, sizeof *meta);
 }

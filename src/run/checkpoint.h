@@ -10,7 +10,25 @@
  * temporary file, fsynced and renamed over the previous checkpoint, so a
  * checkpoint on disk is always complete.
  *
- * Integrity (format version 2). The root group's attribute content_sha256
+ * Identity (format version 3): a checkpoint belongs to one output file.
+ * Each fresh run draws a random run id (128 bits from getrandom, 32
+ * lower-case hex digits) and writes it to the output's /parameters/run_id
+ * and to every checkpoint's output_run_id; the checkpoint also records
+ * output_counts, the rows and frames of the output a resume keeps (the
+ * observers' calls; all are flushed before the checkpoint is written), and
+ * output_last_row_sha256, the digest of the last of those rows
+ * (io/h5_row_digest.h; all zero when the writer no longer held it, after
+ * several evolves each ending off the energy grid: then not checked). A resume reads
+ * the output it would continue (OUT, or OUT.resume-old left by a killed
+ * resume) and refuses, with AVI_ERR_INPUT naming both files and before
+ * anything is moved or written, an output whose run id differs, that holds
+ * fewer rows or frames, or whose row output_rows - 1 has another digest.
+ * A resume keeps the run id, so the continued file and its later
+ * checkpoints match again. Checkpoints of format 2 (before run ids) are
+ * refused with a message saying so: avi cannot tell which output they
+ * belong to.
+ *
+ * Integrity (format version 2 and later). The root group's attribute content_sha256
  * (64 lower-case hex digits, a fixed-length string) is the SHA-256 of:
  * for every dataset of the file, in ascending byte order of its full path
  * ("/contact/clocks" < "/events" < "/time"),
@@ -84,11 +102,20 @@ typedef struct {
     const char *resolved_text;  /* as resolved (avi_scene_emit): what resume rebuilds from */
     const char *output_path;    /* the run's HDF5 file */
     const avi_input_files *inputs; /* may be NULL: none */
+    /* The output this checkpoint continues (format 3): its run id (also in
+     * /parameters/run_id), the rows and frames it held when the checkpoint
+     * was written, and the digest of its last row (io/h5_row_digest.h). */
+    const char *run_id;
+    uint64_t output_rows, output_frames;
+    unsigned char last_row_sha256[32]; /* zero: not recorded */
 } avi_checkpoint_info;
 
 /* What avi_checkpoint_read_info returns; strings are malloc'd. */
 typedef struct {
     char *scene_source, *scene_text, *resolved_text, *output_path;
+    char *run_id;
+    uint64_t output_rows, output_frames;
+    unsigned char last_row_sha256[32];
     double time;
     avi_input_files inputs;
 } avi_checkpoint_meta;
@@ -102,6 +129,14 @@ int avi_checkpoint_write(const char *path, const avi_engine *engine, const avi_c
  * after verifying its content hash. */
 int avi_checkpoint_read_info(const char *path, avi_checkpoint_meta *meta, avi_error *err);
 void avi_checkpoint_meta_free(avi_checkpoint_meta *meta);
+
+/* Resume, before anything is moved or written: `file` (the output, or its
+ * set-aside name; `output` names it in messages) is the output `checkpoint`
+ * continues: the same run id, at least the recorded rows and frames, and
+ * the recorded digest of row output_rows - 1. AVI_ERR_INPUT naming both
+ * files otherwise. */
+int avi_checkpoint_match_output(const char *checkpoint, const avi_checkpoint_meta *meta, const char *output,
+                                const char *file, avi_error *err);
 
 /* Restores a checkpoint into an engine freshly built from the checkpoint's
  * resolved scene, with the same observers registered in the same order.

@@ -9,16 +9,20 @@
 #include "io/output_files.h"
 #include "run/blow_up.h"
 #include "run/checkpoint.h"
+#include "run/run_id.h"
+#include "io/h5_row_digest.h"
 #include "run/output_stream.h"
 #include "run/run_output.h"
 #include "run/run_log.h"
 #include "run/provenance.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct avi_run {
@@ -43,6 +47,7 @@ struct avi_run {
     char *resumed_text;        /* /parameters/resumed */
     double wall_start;
     int io_failed;
+    char run_id[AVI_RUN_ID_SIZE]; /* ties the output and its checkpoints */
     char checkpoint[4096];     /* checkpoint path */
     avi_checkpoint_info ckpt;
     avi_error ckpt_err;
@@ -146,6 +151,16 @@ static int write_checkpoint(avi_run *r)
         r->io_failed = 1;
         return AVI_ERR_RUN;
     }
+    /* The rows and frames a resume keeps (the observers' calls on their
+     * grids; a final row off the grid may follow) and the last kept row's
+     * digest, for a resume to check the output against. Zero when the
+     * writer no longer holds that row (several evolves, each ending off
+     * the grid): the run id is checked alone. */
+    r->ckpt.output_rows = avi_engine_observer_calls(r->engine, 0);
+    r->ckpt.output_frames = avi_engine_observer_calls(r->engine, 1);
+    memset(r->ckpt.last_row_sha256, 0, sizeof r->ckpt.last_row_sha256);
+    if (r->ckpt.output_rows)
+        avi_h5_recent_row_digest(r->writer, (size_t)r->ckpt.output_rows - 1, r->ckpt.last_row_sha256);
     if (avi_checkpoint_write(r->checkpoint, r->engine, &r->ckpt, &r->ckpt_err)) {
         r->ckpt_failed = 1;
         return AVI_ERR_RUN;
@@ -219,6 +234,18 @@ static int restore(avi_run *r, const char *resume, size_t *keep_rows, size_t *ke
     /* Rows and frames already written are the observers' first calls. */
     *keep_rows = (size_t)avi_engine_observer_calls(r->engine, 0);
     *keep_frames = (size_t)avi_engine_observer_calls(r->engine, 1);
+    if (*keep_rows != r->meta.output_rows || *keep_frames != r->meta.output_frames)
+        return avi_error_set(err, AVI_ERR_INPUT,
+                             "%s: implausible checkpoint: its observers wrote %zu rows and %zu frames, it records "
+                             "%llu and %llu",
+                             resume, *keep_rows, *keep_frames, (unsigned long long)r->meta.output_rows,
+                             (unsigned long long)r->meta.output_frames);
+    /* The output it continues (set aside by a killed resume, else at its
+     * name) must be this checkpoint's, checked before anything moves. */
+    struct stat st;
+    const char *from = lstat(r->files.path[AVI_OUT_ASIDE], &st) == 0 ? r->files.path[AVI_OUT_ASIDE]
+                                                                      : r->files.path[AVI_OUT_MAIN];
+    if (avi_checkpoint_match_output(resume, &r->meta, r->files.path[AVI_OUT_MAIN], from, err)) return err->status;
     if (avi_output_files_set_aside(&r->files, err)) return err->status = AVI_ERR_RUN;
     r->aside = 1;
     return 0;
@@ -280,6 +307,11 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     r->files_open = 1;
     int rc = build(r, r->files.path[AVI_OUT_MAIN], resume, err);
     if (rc) return rc;
+    /* A fresh run draws its id; a resume keeps the checkpoint's. */
+    if (resume) snprintf(r->run_id, sizeof r->run_id, "%s", r->meta.run_id);
+    else if ((rc = avi_run_id_new(r->run_id, err))) return rc;
+    r->so.layout.run_id = r->run_id;
+    r->ckpt.run_id = r->run_id;
     avi_checkpoint_path(out, r->checkpoint, sizeof r->checkpoint);
     r->ckpt.scene_source = opt->scene_source ? opt->scene_source : scene->source;
     r->ckpt.scene_text = scene->text;
@@ -387,6 +419,12 @@ avi_run *avi_run_open_resume(const char *output, const char *const *overrides, s
 
 int avi_run_evolve(avi_run *r, double t_end, avi_error *err)
 {
+    /* Bad arguments are the caller's: the run and its file stay as they are. */
+    if (!r) return avi_error_set(err, AVI_ERR_INPUT, "avi_run_evolve: no run");
+    double now = avi_engine_time(r->engine);
+    if (!isfinite(t_end) || t_end < now)
+        return avi_error_set(err, AVI_ERR_INPUT, "avi_run_evolve: end time %g is not a finite time from t = %g s on",
+                             t_end, now);
     if (r->evolved && r->status != AVI_OK && r->status != AVI_INTERRUPTED)
         return avi_error_set(err, (avi_status)r->status, "%s", r->why);
     r->evolved = 1;
@@ -433,6 +471,10 @@ avi_run_stats avi_run_stats_of(const avi_run *r)
 
 int avi_run_close(avi_run *r, avi_error *err)
 {
+    if (!r) {
+        if (err) memset(err, 0, sizeof *err);
+        return AVI_OK;
+    }
     /* "failed: " and the whole reason. */
     char completion[sizeof "failed: " + sizeof r->why];
     if (!r->evolved)

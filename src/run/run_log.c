@@ -29,13 +29,38 @@ static void human_bytes(double b, char *out, size_t size)
 {
     static const char *unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
     int u = 0;
-    while (b >= 1000.0 && u < 5) b /= 1000.0, u++;
+    while (b >= 999.5 && u < 5) b /= 1000.0, u++; /* 999.7 kB prints as 1 MB */
     snprintf(out, size, "%.3g %s", b, unit[u]);
+}
+
+/* The output's size as avi_h5_estimate_bytes puts it. */
+static double output_bytes(const avi_h5_layout *L, double rows, double frames)
+{
+    avi_h5_size_plan p = {L->vertex_count, L->body_count, 0, 0, 0, rows, frames};
+    for (int b = 0; b < L->body_count; b++) {
+        p.triangle_count += L->bodies[b].triangle_count;
+        p.tet_count += L->bodies[b].tet_count;
+    }
+    p.text_bytes = (L->scene_text ? strlen(L->scene_text) : 0) + (L->resolved_text ? strlen(L->resolved_text) : 0);
+    return avi_h5_estimate_bytes(&p);
 }
 
 void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, const avi_scene *scene, double t0)
 {
-    if (lg->mode != AVI_PROGRESS_LOG) return;
+    double rows = avi_h5_output_count(L->end_time, L->energy_every);
+    double frames = avi_h5_output_count(L->end_time, L->frame_every);
+    double ckpt = scene->output.checkpoint_every > 0.0 ? floor(L->end_time / scene->output.checkpoint_every) : 0.0;
+    double bytes = output_bytes(L, rows, frames);
+    char size[32];
+    human_bytes(bytes, size, sizeof size);
+    if (lg->mode != AVI_PROGRESS_LOG) {
+        if (bytes > AVI_RUN_LOG_BIG_OUTPUT) {
+            fprintf(f, "avi: output %s will take about %s (%.0f rows, %.0f frames of %zu vertices; output.max_bytes "
+                       "= %g)\n", L->path, size, rows, frames, L->vertex_count, scene->output.max_bytes);
+            fflush(f);
+        }
+        return;
+    }
     fprintf(f, "avi: %s scene %s, integrator %s, t = %g s to %g s\n", t0 > 0.0 ? "resuming" : "running",
             L->scene_name, L->integrator, t0, L->end_time);
     fprintf(f, "avi:   %d %s, %zu vertices:", L->body_count, L->body_count == 1 ? "body" : "bodies", L->vertex_count);
@@ -46,11 +71,6 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
         if (L->potential_count[k])
             fprintf(f, "avi:   %-8s %zu potentials, dt %.3g s to %.3g s\n", avi_kind_name((avi_kind)k),
                     L->potential_count[k], L->dt_min[k], L->dt_max[k]);
-    double rows = floor(L->end_time / L->energy_every) + 1.0, frames = floor(L->end_time / L->frame_every) + 1.0;
-    double ckpt = scene->output.checkpoint_every > 0.0 ? floor(L->end_time / scene->output.checkpoint_every) : 0.0;
-    char size[32];
-    human_bytes(rows * (double)avi_h5_row_bytes() + frames * avi_h5_frame_bytes(L->vertex_count, L->body_count),
-                size, sizeof size);
     fprintf(f, "avi:   output %s: %.0f rows (every %g s), %.0f frames (every %g s), %.0f checkpoint%s, about %s\n",
             L->path, rows, L->energy_every, frames, L->frame_every, ckpt + 1.0, ckpt > 0.0 ? "s" : "", size);
     fflush(f);

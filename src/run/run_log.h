@@ -22,8 +22,12 @@ typedef struct {
 void avi_run_log_init(avi_run_log *lg, const avi_run_options *opt, double now);
 
 /* The banner (AVI_PROGRESS_LOG only): scene, integrator, bodies, potentials
- * and time-step ranges by kind, the output plan with its estimated size;
- * `t0` > 0 for a resume. */
+ * and time-step ranges by kind, the output plan with its estimated size
+ * (avi_h5_estimate_bytes); `t0` > 0 for a resume. In the other modes, even
+ * AVI_PROGRESS_NONE (`avi run --quiet`), one line with the output's
+ * estimated size when it exceeds AVI_RUN_LOG_BIG_OUTPUT bytes: a large file
+ * is never written unannounced. */
+#define AVI_RUN_LOG_BIG_OUTPUT 2e9
 void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, const avi_scene *scene, double t0);
 
 /* A progress line when its interval has passed (always when `final`). */

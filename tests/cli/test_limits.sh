@@ -18,7 +18,7 @@ refused() { # scene, expected words, --set arguments...
 S=(--set time.end=1e-2)
 refused sheet "output.checkpoint_every (--set): 1e-11 s gives about 1e+09 checkpoints" "${S[@]}" --set output.checkpoint_every=1e-11
 refused sheet "time_step.fixed: about 2.02e+301 events" "${S[@]}" --set "time_step={fixed: 1e-300}"
-refused sphere-plate "output.frame_every: the output would need about 7.01e+12 bytes" --set output.frame_every=2e-11
+refused sphere-plate "output.frame_every: the output would need about 7.03e+12 bytes" --set output.frame_every=2e-11
 refused sheet "materials.cloth.density: the areal density" "${S[@]}" --set materials.cloth.density=1e-308
 refused sheet "materials.cloth.density: membrane 0: time step 0" "${S[@]}" --set materials.cloth.density=1e-300
 refused sheet "materials.cloth.thickness: the bending modulus" "${S[@]}" --set materials.cloth.thickness=1e300

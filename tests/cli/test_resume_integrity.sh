@@ -164,12 +164,67 @@ copy junk
 printf 'not a checkpoint\n' > junk.h5.ckpt
 expect_refusal "junk checkpoint" junk.h5 "junk.h5.ckpt"
 # A truncated output (an earlier, shorter run's file under the checkpoint):
-# the message names the output, not its set-aside name.
+# another run's, refused by its run id; the message names the output, not
+# its set-aside name.
 copy short
 "$AVI" run s.yaml --set time.end=0.2 -o shorter.h5 --quiet
 cp shorter.h5 short.h5
-expect_refusal "truncated output" short.h5 "^avi: short.h5: has 21 rows, its checkpoint needs 51"
+expect_refusal "truncated output" short.h5 "^avi: resume: short.h5.ckpt is not the checkpoint of short.h5"
 grep -q "resume-old" err && { echo "truncated output: message names the set-aside file: $(cat err)"; bad=$((bad + 1)); }
+
+# Issue 27: a checkpoint copied from another run of the same scene (same
+# mesh, same number of rows, another initial velocity) used to continue
+# that run's state into this file, exit 0, "complete". Refused by the run
+# id, naming both files, the run ids and nothing changed.
+"$AVI" run s.yaml --set time.end=0.5 --set 'bodies.0.velocity=[1,0,0]' -o other.h5 --quiet ||
+  { echo "the other run failed"; bad=$((bad + 1)); }
+cp r.h5.ckpt other.h5.ckpt
+expect_refusal "another run's checkpoint" other.h5 "^avi: resume: other.h5.ckpt is not the checkpoint of other.h5" \
+  "belongs to run [0-9a-f]\{8\}\.\.\., the output to run [0-9a-f]\{8\}\.\.\." "nothing was changed"
+# Both sides of the run id as stored: 32 hex digits, the same in r.h5 and
+# its checkpoint.
+"$PYTHON" - r.h5 r.h5.ckpt <<'PY' || { echo "run id not stored in both files"; bad=$((bad + 1)); }
+import sys, h5py, re
+a = h5py.File(sys.argv[1], "r")["/parameters/run_id"][()]
+b = h5py.File(sys.argv[2], "r")["output_run_id"][()]
+a = a.decode() if isinstance(a, bytes) else str(a)
+b = b.decode() if isinstance(b, bytes) else str(b)
+sys.exit(0 if re.fullmatch("[0-9a-f]{32}", a) and a == b else 1)
+PY
+# The same run's output changed after the checkpoint recorded its last row
+# (the energy of that row rewritten): refused by the row's digest.
+copy edited
+"$PYTHON" - edited.h5 <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    d = f["/observables/total_energy/value"]; d[50] = d[50] * 2 + 1
+PY
+expect_refusal "edited last row" edited.h5 "^avi: resume: edited.h5: row 50 (SHA-256 [0-9a-f]\{12\}\.\.\.) is not the row its checkpoint edited.h5.ckpt recorded"
+# A checkpoint of format 2 (content hash, no run id): refused, saying why.
+copy fmt2
+"$PYTHON" -c "import h5py, sys, numpy as np; f = h5py.File(sys.argv[1], 'r+'); f.attrs['format_version'] = np.int32(2)" fmt2.h5.ckpt
+expect_refusal "format 2" fmt2.h5 "fmt2.h5.ckpt" "checkpoint format 2" "did not tie a checkpoint to its output" "run the scene again"
+
+# A run that ended off the energy grid (0.505 s: a final row at 0.505
+# after the row at 0.5) keeps the rows on the grid when resumed; a resume
+# killed before its first checkpoint leaves just those in the file (emulated
+# here by cutting the final row off). Resuming again continues, and the
+# extended run is the uninterrupted one.
+# (s.yaml has youngs 2.0 since the test above: back to ref.h5's 1.0.)
+"$AVI" run s.yaml --set time.end=0.505 --set materials.soft.youngs=1.0 -o off.h5 --quiet || { echo "off-grid run failed"; bad=$((bad + 1)); }
+"$PYTHON" - off.h5 <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    g = f["/observables"]
+    n = g["kinetic_energy/value"].shape[0] - 1
+    for name in g:
+        for part in ("value", "step", "time"):
+            d = g[name][part]
+            if d.shape[0] > n:
+                d.resize(n, axis=0)
+PY
+"$AVI" resume off.h5 --set time.end=1 --quiet 2>err || { echo "resume of a run cut back to its grid rows: $(cat err)"; bad=$((bad + 1)); }
+same ref.h5 off.h5 || { echo "extended off-grid run differs from the uninterrupted run"; bad=$((bad + 1)); }
 
 echo "resume integrity: $bad problems"
 [ "$bad" -eq 0 ]

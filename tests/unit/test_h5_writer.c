@@ -559,6 +559,79 @@ START_TEST(test_rows_across_blocks)
 }
 END_TEST
 
+/* The size estimate (avi_h5_estimate_bytes, what the banner and
+ * output.max_bytes use) against files written: within 25 % for a small
+ * file, where metadata, connectivity and the part-filled row chunk are most
+ * of it (the old estimate, rows and frames only, was 2-4x low), and for a
+ * large one, where the frames are. */
+static void check_estimate(const char *name, size_t nv, size_t rows, size_t frames)
+{
+    char path[PATH_MAX];
+    in_tmp(path, sizeof path, name);
+    make_layout(path);
+    double *mass = NULL;
+    uint32_t (*tris)[3] = NULL;
+    avi_h5_body big;
+    if (nv > NV) { /* one body: a strip of 2 (nv / 2 - 1) triangles */
+        mass = malloc(nv * sizeof *mass);
+        tris = malloc(nv * sizeof *tris);
+        for (size_t i = 0; i < nv; i++) mass[i] = 1.0;
+        size_t nt = 0;
+        for (size_t i = 0; i + 3 < nv; i += 2) {
+            tris[nt][0] = (uint32_t)i, tris[nt][1] = (uint32_t)i + 1, tris[nt][2] = (uint32_t)i + 2, nt++;
+            tris[nt][0] = (uint32_t)i + 1, tris[nt][1] = (uint32_t)i + 3, tris[nt][2] = (uint32_t)i + 2, nt++;
+        }
+        big = (avi_h5_body){.name = "strip", .first_vertex = 0, .vertex_count = nv, .mass = mass,
+                            .triangles = (const uint32_t (*)[3])tris, .triangle_count = nt};
+        layout.bodies = &big;
+        layout.body_count = 1;
+        layout.vertex_count = nv;
+    }
+    avi_h5_writer *w = create_ok();
+    for (size_t i = 0; i < rows; i++) {
+        avi_observation o = row(i);
+        ck_assert_int_eq(avi_h5_write_observation(w, (int64_t)i, &o), 0);
+    }
+    double (*x)[3] = calloc(nv, sizeof *x), (*v)[3] = calloc(nv, sizeof *v);
+    for (size_t k = 0; k < frames; k++) {
+        for (size_t i = 0; i < nv; i++) x[i][0] = (double)(i + k), v[i][1] = (double)k;
+        ck_assert_int_eq(avi_h5_write_frame(w, (int64_t)k, (double)k, (const double (*)[3])x, (const double (*)[3])v), 0);
+    }
+    ck_assert_int_eq(avi_h5_close(w, "complete", NULL), 0);
+    avi_h5_size_plan plan = {layout.vertex_count, layout.body_count, 0, 0,
+                             strlen(layout.scene_text) + strlen(layout.resolved_text), (double)rows, (double)frames};
+    for (int b = 0; b < layout.body_count; b++) {
+        plan.triangle_count += layout.bodies[b].triangle_count;
+        plan.tet_count += layout.bodies[b].tet_count;
+    }
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    double est = avi_h5_estimate_bytes(&plan), size = (double)st.st_size;
+    printf("estimate %s: %zu vertices, %zu rows, %zu frames: %.0f bytes, file %.0f (%+.1f %%)\n", name, nv, rows,
+           frames, est, size, 100.0 * (est - size) / size);
+    ck_assert_msg(fabs(est - size) <= 0.25 * size, "%s: estimate %.0f, file %.0f bytes", name, est, size);
+    free(x);
+    free(v);
+    free(mass);
+    free(tris);
+}
+
+START_TEST(test_size_estimate)
+{
+    make_tmpdir();
+    check_estimate("small.h5", NV, 11, 3);
+    check_estimate("strip.h5", 2000, 601, 31);
+    check_estimate("large.h5", 20000, 5000, 30);
+    remove_tmpdir();
+    /* Rows and frames as the engine's observers make them: at k every <
+     * end and at the end (6e-4 / 2e-5 is 29.999999999999996: 31 frames). */
+    ck_assert(avi_h5_output_count(6e-4, 2e-5) == 31.0);
+    ck_assert(avi_h5_output_count(1.0, 0.1) == 11.0);
+    ck_assert(avi_h5_output_count(1.05, 0.1) == 12.0);
+    ck_assert(avi_h5_output_count(2e-3, 1e-6) == 2001.0);
+}
+END_TEST
+
 START_TEST(test_validator)
 {
     if (!have_h5py()) {
@@ -1060,6 +1133,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_layout_and_values);
     tcase_add_test(tc, test_rows_across_blocks);
+    tcase_add_test(tc, test_size_estimate);
     tcase_add_test(tc, test_validator);
     tcase_add_test(tc, test_killed_run_reads_running);
     tcase_add_test(tc, test_info_summary);

@@ -4,6 +4,7 @@
 #include "check_main.h"
 #include "avi/avi.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,82 @@ START_TEST(api_records_provenance)
 }
 END_TEST
 
+/* A t_end that is NaN, infinite or before the run's time is the caller's
+ * mistake: AVI_ERR_INPUT, and the run goes on as if it had not been asked
+ * (it evolves to its end and closes complete, the same bits as a run that
+ * was never asked). */
+START_TEST(api_evolve_refuses_bad_end_time)
+{
+    char *dir = tmpdir(), ref[128], out[128];
+    snprintf(ref, sizeof ref, "%s/ref.h5", dir);
+    snprintf(out, sizeof out, "%s/bad.h5", dir);
+    avi_error err;
+    ck_assert_int_eq(api_run(ref, NULL, NULL, &err), AVI_OK);
+    avi_scene s;
+    load_bar(&s, NULL);
+    avi_run *r = avi_run_open(&s, out, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.message);
+    const double bad[] = {NAN, INFINITY, -INFINITY, -1e-3};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(avi_run_evolve(r, bad[k], &err), AVI_ERR_INPUT);
+        ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+        ck_assert_ptr_nonnull(strstr(err.message, "end time"));
+    }
+    ck_assert(avi_run_stats_of(r).time == 0.0);
+    ck_assert_int_eq(avi_run_evolve(r, 2e-3, &err), AVI_OK);
+    ck_assert_int_eq(avi_run_close(r, &err), AVI_OK);
+    ck_assert(completion_is(out, "complete"));
+    ck_assert(same_output(ref, out));
+    avi_scene_free(&s);
+    rm_dir(dir);
+}
+END_TEST
+
+/* Closing NULL does nothing, as the destroy functions (it crashed). */
+START_TEST(api_close_null)
+{
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    err.status = AVI_ERR_RUN;
+    ck_assert_int_eq(avi_run_close(NULL, &err), AVI_OK);
+    ck_assert_int_eq(err.status, AVI_OK);
+    ck_assert_int_eq(avi_run_close(NULL, NULL), AVI_OK);
+}
+END_TEST
+
+/* Each run draws its own /parameters/run_id (32 hex digits); a resume
+ * keeps it. */
+START_TEST(api_run_id)
+{
+    char *dir = tmpdir(), a[128], b[128];
+    snprintf(a, sizeof a, "%s/a.h5", dir);
+    snprintf(b, sizeof b, "%s/b.h5", dir);
+    avi_error err;
+    volatile sig_atomic_t stop = SIGINT;
+    avi_run_options opt = avi_default_run_options();
+    opt.stop = &stop;
+    ck_assert_int_eq(api_run(a, NULL, &opt, &err), AVI_INTERRUPTED);
+    ck_assert_int_eq(api_run(b, NULL, NULL, &err), AVI_OK);
+    char *ia = avi_h5_read_text(a, "/parameters/run_id"), *ib = avi_h5_read_text(b, "/parameters/run_id");
+    ck_assert_uint_eq(strlen(ia), 32);
+    ck_assert_uint_eq(strspn(ia, "0123456789abcdef"), 32);
+    ck_assert_uint_eq(strlen(ib), 32);
+    ck_assert_str_ne(ia, ib);
+    stop = 0;
+    avi_run *r = avi_run_open_resume(a, NULL, 0, &opt, &err);
+    ck_assert_msg(r != NULL, "%s", err.message);
+    ck_assert_int_eq(avi_run_evolve(r, avi_run_stats_of(r).end_time, &err), AVI_OK);
+    ck_assert_int_eq(avi_run_close(r, &err), AVI_OK);
+    char *again = avi_h5_read_text(a, "/parameters/run_id");
+    ck_assert_str_eq(again, ia);
+    free(ia);
+    free(ib);
+    free(again);
+    rm_dir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("run_api");
@@ -195,6 +272,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, api_run_checks_blow_up);
     tcase_add_test(tc, api_stop_flag_interrupts_and_resumes);
     tcase_add_test(tc, api_records_provenance);
+    tcase_add_test(tc, api_evolve_refuses_bad_end_time);
+    tcase_add_test(tc, api_close_null);
+    tcase_add_test(tc, api_run_id);
     suite_add_tcase(s, tc);
     return s;
 }
