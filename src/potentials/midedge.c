@@ -3,6 +3,10 @@
 
 #include <string.h>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 /* II_i and its Jacobian J[i] = dII_i / d(slot, component) at x:
  *   dII_i = 2 sin(alpha_i) dh_i + 2 h_i cos(alpha_i) dalpha_i,
  * h_i = |n| / l_i with grad h_i = -nu_i at x_i and (1 - s) nu_i, s nu_i at
@@ -131,7 +135,8 @@ double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
 
 /* A triangle collapsed to zero area has no normal: the gradient is then
  * non-finite, which the engine's blow-up check reports. */
-void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+void avi_midedge_gradient_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3],
+                                 double g[AVI_MIDEDGE_SLOTS][3])
 {
     double II[3], D[3], w[3], J[3][AVI_MIDEDGE_SLOTS][3];
     second_form(p, x, II, J);
@@ -140,6 +145,155 @@ void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
     for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++)
         for (int c = 0; c < 3; c++) g[a][c] = w[0] * J[0][a][c] + w[1] * J[1][a][c] + w[2] * J[2][a][c];
 }
+
+#ifdef __AVX2__
+/* The gradient with edge i's terms in lane i (lane 3 repeats edge 0): every
+ * lane does second_form's operations on its edge in the same order
+ * (multiply and add apart, as the build contracts nothing), so the result
+ * is bitwise avi_midedge_gradient_scalar's (tests/unit/test_midedge_lanes.c).
+ * The three hinge angles, cosines and tangents stay libm calls, one per
+ * lane, between two vector phases that keep nothing in registers across
+ * them. */
+typedef struct {
+    __m256d c[3];
+} lanes3;
+
+static inline lanes3 l3_sub(lanes3 a, lanes3 b)
+{
+    lanes3 r;
+    for (int c = 0; c < 3; c++) r.c[c] = _mm256_sub_pd(a.c[c], b.c[c]);
+    return r;
+}
+static inline __m256d l3_dot(lanes3 a, lanes3 b)
+{
+    return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a.c[0], b.c[0]), _mm256_mul_pd(a.c[1], b.c[1])),
+                         _mm256_mul_pd(a.c[2], b.c[2]));
+}
+/* v3_cross lane by lane. */
+static inline lanes3 l3_cross(lanes3 a, lanes3 b)
+{
+    lanes3 r;
+    r.c[0] = _mm256_sub_pd(_mm256_mul_pd(a.c[1], b.c[2]), _mm256_mul_pd(a.c[2], b.c[1]));
+    r.c[1] = _mm256_sub_pd(_mm256_mul_pd(a.c[2], b.c[0]), _mm256_mul_pd(a.c[0], b.c[2]));
+    r.c[2] = _mm256_sub_pd(_mm256_mul_pd(a.c[0], b.c[1]), _mm256_mul_pd(a.c[1], b.c[0]));
+    return r;
+}
+/* Component c of slots s0, s1, s2 in lanes 0-2, s0's again in lane 3. */
+static inline __m256d l3_gather(const double x[][3], int s0, int s1, int s2, int c)
+{
+    return _mm256_setr_pd(x[s0][c], x[s1][c], x[s2][c], x[s0][c]);
+}
+static inline lanes3 l3_load(const double x[][3], int s0, int s1, int s2)
+{
+    lanes3 r;
+    for (int c = 0; c < 3; c++) r.c[c] = l3_gather(x, s0, s1, s2, c);
+    return r;
+}
+
+void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+{
+    /* Phase 1, everything but the angles: hinge_geometry and
+     * hinge_theta_gradient of (x_a, x_b, x_i, x_{3+i}), a = i + 1, b = i + 2. */
+    const __m256d one = _mm256_set1_pd(1.0), sgn = _mm256_set1_pd(-0.0);
+    lanes3 q0 = l3_load(x, 1, 2, 0), q1 = l3_load(x, 2, 0, 1), q2 = l3_load(x, 0, 1, 2), q3 = l3_load(x, 3, 4, 5);
+    lanes3 e = l3_sub(q1, q0), f1 = l3_sub(q2, q0), f2 = l3_sub(q3, q0);
+    lanes3 n1 = l3_cross(e, f1), n2 = l3_cross(f2, e);
+    __m256d le = _mm256_sqrt_pd(l3_dot(e, e));
+    __m256d nn1 = l3_dot(n1, n1), nn2 = l3_dot(n2, n2);
+    double ty[4], tx[4];
+    _mm256_storeu_pd(ty, _mm256_div_pd(l3_dot(l3_cross(n2, n1), e), le));
+    _mm256_storeu_pd(tx, l3_dot(n1, n2));
+    __m256d area2 = _mm256_sqrt_pd(nn1);
+    __m256d h2 = _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(area2, le)); /* 2 h */
+    lanes3 nu = l3_cross(e, n1);
+    __m256d inv = _mm256_div_pd(one, _mm256_mul_pd(le, area2));
+    __m256d ee = _mm256_mul_pd(le, le);
+    __m256d s0 = _mm256_div_pd(l3_dot(f1, e), ee), s1 = _mm256_div_pd(l3_dot(f2, e), ee);
+    __m256d k2 = _mm256_div_pd(le, nn1), k3 = _mm256_div_pd(le, nn2);
+    __m256d s0m = _mm256_sub_pd(s0, one), s1m = _mm256_sub_pd(s1, one), ns0 = _mm256_xor_pd(s0, sgn);
+    /* A free edge's angle gradient is zero (its wing is a copy of x_i). */
+    const __m256d free_m = _mm256_castsi256_pd(_mm256_setr_epi64x(
+        p->mode[0] == AVI_MIDEDGE_FREE ? -1 : 0, p->mode[1] == AVI_MIDEDGE_FREE ? -1 : 0,
+        p->mode[2] == AVI_MIDEDGE_FREE ? -1 : 0, p->mode[0] == AVI_MIDEDGE_FREE ? -1 : 0));
+    lanes3 gt0, gt1, gt2, gt3;
+    for (int c = 0; c < 3; c++) {
+        nu.c[c] = _mm256_mul_pd(nu.c[c], inv);
+        __m256d a2 = _mm256_mul_pd(n1.c[c], k2), a3 = _mm256_mul_pd(n2.c[c], k3);
+        gt0.c[c] = _mm256_andnot_pd(free_m, _mm256_add_pd(_mm256_mul_pd(s0m, a2), _mm256_mul_pd(s1m, a3)));
+        gt1.c[c] = _mm256_andnot_pd(free_m, _mm256_sub_pd(_mm256_mul_pd(ns0, a2), _mm256_mul_pd(s1, a3)));
+        gt2.c[c] = _mm256_andnot_pd(free_m, a2);
+        gt3.c[c] = _mm256_andnot_pd(free_m, a3);
+    }
+
+    /* Phase 2, per edge: the angle, alpha and its cosine and tangent. */
+    double ca[4], sa[4], dth[4], sg[4];
+    for (int i = 0; i < 3; i++) {
+        double t = atan2(ty[i], tx[i]);
+        double theta = t == -M_PI ? M_PI : t;
+        double phi = p->sign[i] ? x[6 + i][0] : 0.0, alpha;
+        switch (p->mode[i]) {
+        case AVI_MIDEDGE_INTERIOR: dth[i] = -0.5; alpha = dth[i] * theta + p->sign[i] * phi; break;
+        case AVI_MIDEDGE_CLAMPED: dth[i] = -1.0; alpha = -theta; break;
+        default: dth[i] = 0.0; alpha = p->sign[i] * phi; break;
+        }
+        ca[i] = cos(alpha);
+        sa[i] = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
+        sg[i] = p->sign[i];
+    }
+    ca[3] = ca[0]; sa[3] = sa[0]; dth[3] = dth[0]; sg[3] = sg[0];
+
+    /* Phase 3: the Jacobian rows by role (vertex a, b, i, the wing, the DOF),
+     * then g = w0 J0 + w1 J1 + w2 J2 summed left to right, with the zeros
+     * of the rows that do not reach a slot multiplied in as the scalar code
+     * does (they decide the sign of a zero). */
+    __m256d sav = _mm256_loadu_pd(sa), cav = _mm256_loadu_pd(ca);
+    __m256d fp = _mm256_div_pd(one, _mm256_mul_pd(cav, cav));
+    __m256d ch = _mm256_mul_pd(_mm256_set1_pd(2.0), sav), hfp = _mm256_mul_pd(h2, fp);
+    __m256d ct = _mm256_mul_pd(hfp, _mm256_loadu_pd(dth));
+    double II[4];
+    _mm256_storeu_pd(II, _mm256_mul_pd(h2, sav));
+    const __m256d dof_m = _mm256_castsi256_pd(_mm256_setr_epi64x(p->sign[0] ? -1 : 0, p->sign[1] ? -1 : 0,
+                                                                 p->sign[2] ? -1 : 0, p->sign[0] ? -1 : 0));
+    __m256d jd = _mm256_and_pd(dof_m, _mm256_mul_pd(hfp, _mm256_loadu_pd(sg)));
+    double D[3], w[3];
+    form_change(p, II, D);
+    energy_slopes(p, D, w);
+    const __m256d wv = _mm256_setr_pd(w[0], w[1], w[2], w[0]);
+    __m256d cha = _mm256_mul_pd(ch, _mm256_sub_pd(one, s0)), chb = _mm256_mul_pd(ch, s0);
+    __m256d chi = _mm256_xor_pd(ch, sgn);
+    double WA[3][4], WB[3][4], WI[3][4], W3[3][4], WD[4], Z[4];
+    for (int c = 0; c < 3; c++) {
+        __m256d ja = _mm256_add_pd(_mm256_mul_pd(cha, nu.c[c]), _mm256_mul_pd(ct, gt0.c[c]));
+        __m256d jb = _mm256_add_pd(_mm256_mul_pd(chb, nu.c[c]), _mm256_mul_pd(ct, gt1.c[c]));
+        __m256d ji = _mm256_add_pd(_mm256_mul_pd(chi, nu.c[c]), _mm256_mul_pd(ct, gt2.c[c]));
+        _mm256_storeu_pd(WA[c], _mm256_mul_pd(wv, ja));
+        _mm256_storeu_pd(WB[c], _mm256_mul_pd(wv, jb));
+        _mm256_storeu_pd(WI[c], _mm256_mul_pd(wv, ji));
+        _mm256_storeu_pd(W3[c], _mm256_mul_pd(wv, _mm256_mul_pd(ct, gt3.c[c])));
+    }
+    _mm256_storeu_pd(WD, _mm256_mul_pd(wv, jd));
+    _mm256_storeu_pd(Z, _mm256_mul_pd(wv, _mm256_setzero_pd()));
+    double z01 = Z[0] + Z[1], z012 = z01 + Z[2];
+    for (int c = 0; c < 3; c++) {
+        /* slot k is vertex i of edge k, vertex a of edge k + 2, vertex b of edge k + 1 */
+        g[0][c] = WI[c][0] + WB[c][1] + WA[c][2];
+        g[1][c] = WA[c][0] + WI[c][1] + WB[c][2];
+        g[2][c] = WB[c][0] + WA[c][1] + WI[c][2];
+        g[3][c] = W3[c][0] + Z[1] + Z[2];
+        g[4][c] = Z[0] + W3[c][1] + Z[2];
+        g[5][c] = z01 + W3[c][2];
+    }
+    g[6][0] = WD[0] + Z[1] + Z[2];
+    g[7][0] = Z[0] + WD[1] + Z[2];
+    g[8][0] = z01 + WD[2];
+    g[6][1] = g[6][2] = g[7][1] = g[7][2] = g[8][1] = g[8][2] = z012;
+}
+#else
+void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+{
+    avi_midedge_gradient_scalar(p, x, g);
+}
+#endif
 
 /* Largest eigenvalue of a symmetric 3x3 matrix (00 01 02 11 12 22), by the
  * trigonometric solution of the characteristic cubic (Smith 1961). */

@@ -59,7 +59,11 @@ typedef struct {
  * degenerate. */
 int avi_midedge_init(avi_midedge *p, const double X[AVI_MIDEDGE_SLOTS][3], const avi_shell_material *mat);
 double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3]);
+/* With AVX2 the three edges' terms go in the lanes of one register each,
+ * bitwise the scalar arithmetic of avi_midedge_gradient_scalar. */
 void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3]);
+void avi_midedge_gradient_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3],
+                                 double g[AVI_MIDEDGE_SLOTS][3]);
 /* Largest omega^2 of the stencil with per-slot inverse masses im: the
  * Gauss-Newton Hessian J^T (d2V/dII2) J at x, exact at rest (where
  * dV/dII = 0), as max eig of a 3x3 matrix. */
