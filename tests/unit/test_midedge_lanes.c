@@ -1,6 +1,7 @@
 /* The mid-edge bending gradient of AVX2 builds (edges in lanes,
  * src/potentials/midedge.c) against the scalar reference, bit for bit
- * (sign of zero included): interior, free and clamped edges, with and
+ * (sign of zero included), through both entries (double arrays, and the
+ * engine's registers): interior, free and clamped edges, with and
  * without DOFs, flat, folded and near-degenerate stencils and directors past
  * 90 degrees (a NaN impulse: a NaN in both). In a build without AVX2 both
  * calls are the scalar code and the test passes trivially. */
@@ -81,6 +82,21 @@ START_TEST(test_midedge_lanes_match_scalar)
         }
         avi_midedge_gradient(&p, (const double (*)[3])x, g);
         avi_midedge_gradient_scalar(&p, (const double (*)[3])x, gs);
+#ifdef __AVX2__
+        /* the engine's entry: records in registers, lane 3 their tau (not read) */
+        __m256d xv[9], gv[9];
+        double tau = trial * 1e-7;
+        for (int a = 0; a < 9; a++) xv[a] = _mm256_setr_pd(x[a][0], x[a][1], x[a][2], tau);
+        avi_midedge_gradient_lanes(&p, xv, gv);
+        for (int a = 0; a < 9; a++) {
+            double r[4];
+            _mm256_storeu_pd(r, gv[a]);
+            ck_assert_msg(r[3] == 0.0, "trial %d: lane 3 of g[%d] = %g", trial, a, r[3]);
+            for (int c = 0; c < 3; c++)
+                ck_assert_msg(same(r[c], gs[a][c]), "trial %d: lanes g[%d][%d] = %a, scalar %a", trial, a, c, r[c],
+                              gs[a][c]);
+        }
+#endif
         for (int a = 0; a < 9; a++)
             for (int c = 0; c < 3; c++) {
                 if (!isfinite(gs[a][c])) nonfinite++;
