@@ -56,7 +56,7 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
 }
 
 /* D = b - bbar (00, 01, 11) from II. */
-static void form_change(const avi_midedge *p, const double II[3], double D[3])
+static inline void form_change(const avi_midedge *p, const double II[3], double D[3])
 {
     D[0] = II[0] + II[1] - p->bbar[0];
     D[1] = II[0] - p->bbar[1];
@@ -64,7 +64,7 @@ static void form_change(const avi_midedge *p, const double II[3], double D[3])
 }
 
 /* Q = P D P (symmetric) and tr(M) = tr(P D). */
-static double pdp(const double P[3], const double D[3], double Q[3])
+static inline double pdp(const double P[3], const double D[3], double Q[3])
 {
     double a00 = P[0] * D[0] + P[1] * D[1], a01 = P[0] * D[1] + P[1] * D[2];
     double a10 = P[1] * D[0] + P[2] * D[1], a11 = P[1] * D[1] + P[2] * D[2]; /* A = P D */
@@ -84,7 +84,7 @@ static double density(const avi_midedge *p, const double D[3])
 
 /* dV/dII: with G = dV/db = ka [2 nu tr(M) P + 2 (1 - nu) P D P],
  * dV/dII0 = G00 + 2 G01 + G11, dV/dII1 = G00, dV/dII2 = G11. */
-static void energy_slopes(const avi_midedge *p, const double D[3], double w[3])
+static inline __attribute__((always_inline)) void energy_slopes(const avi_midedge *p, const double D[3], double w[3])
 {
     double Q[3];
     double tr = pdp(p->P, D, Q);
