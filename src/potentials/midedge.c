@@ -239,7 +239,7 @@ static inline __attribute__((always_inline)) void gradient_edges(const avi_mided
 
     /* Phase 2, per edge: the angle (not for a free edge: unused), alpha,
      * its cosine and tangent. */
-    double ca[4], sa[4], dth[4], sg[4];
+    double ca[3], sa[3], dth[3], sg[3];
     for (int i = 0; i < 3; i++) {
         double ph = p->sign[i] ? phi[i] : 0.0, alpha;
         switch (p->mode[i]) {
@@ -261,21 +261,24 @@ static inline __attribute__((always_inline)) void gradient_edges(const avi_mided
         sa[i] = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
         sg[i] = p->sign[i];
     }
-    ca[3] = ca[0]; sa[3] = sa[0]; dth[3] = dth[0]; sg[3] = sg[0];
 
     /* Phase 3: the Jacobian rows by role (vertex a, b, i, the wing, the DOF)
      * times w, then g = w0 J0 + w1 J1 + w2 J2 summed left to right, with the
      * zeros of the rows that do not reach a slot multiplied in as the
      * scalar code does (they decide the sign of a zero). */
-    __m256d sav = _mm256_loadu_pd(sa), cav = _mm256_loadu_pd(ca);
+    /* Built from scalars: a vector load of values just stored one by one
+     * would miss store forwarding. */
+#define L3_SET(v) _mm256_setr_pd((v)[0], (v)[1], (v)[2], (v)[0])
+    __m256d sav = L3_SET(sa), cav = L3_SET(ca);
     __m256d fp = _mm256_div_pd(one, _mm256_mul_pd(cav, cav));
     __m256d ch = _mm256_mul_pd(_mm256_set1_pd(2.0), sav), hfp = _mm256_mul_pd(h2, fp);
-    __m256d ct = _mm256_mul_pd(hfp, _mm256_loadu_pd(dth));
+    __m256d ct = _mm256_mul_pd(hfp, L3_SET(dth));
     double II[4];
     _mm256_storeu_pd(II, _mm256_mul_pd(h2, sav));
     const int d0 = p->sign[0] != 0, d1 = p->sign[1] != 0, d2 = p->sign[2] != 0;
     const __m256d dof_m = _mm256_castsi256_pd(_mm256_setr_epi64x(-d0, -d1, -d2, -d0));
-    __m256d jd = _mm256_and_pd(dof_m, _mm256_mul_pd(hfp, _mm256_loadu_pd(sg)));
+    __m256d jd = _mm256_and_pd(dof_m, _mm256_mul_pd(hfp, L3_SET(sg)));
+#undef L3_SET
     double D[3], w[3];
     form_change(p, II, D);
     energy_slopes(p, D, w);
