@@ -379,14 +379,15 @@ static inline __attribute__((always_inline)) void gradient_lanes(unsigned kind, 
 
 /* The event with positions and gradient in registers (lane 3 of each
  * position is its vertex's tau, t for all): drift unless `drifted`,
- * gradient, kick by w. Returns avi_kick_lanes' impulse lanes. At most 4
- * slots (kinds.h). */
+ * gradient, kick by w. Returns avi_kick_lanes' impulse lanes; a stencil of
+ * more than 4 slots (midedge) kicks in kick_stencil's chunks of 4 and
+ * returns their sums added in kick_stencil's order, in lane 0. */
 static inline __attribute__((always_inline)) __m256d event_lanes(avi_vertex *V, unsigned kind, const void *p, double t,
                                                                 int drifted, double w)
 {
     const uint32_t *s = avi_kind_stencil(kind, p);
     const int n = avi_kind_slots(kind);
-    __m256d xv[4], gv[4];
+    __m256d xv[AVI_STENCIL_MAX], gv[AVI_STENCIL_MAX];
     if (drifted) {
         for (int a = 0; a < n; a++) xv[a] = _mm256_loadu_pd(V[s[a]].x);
     } else {
@@ -394,7 +395,10 @@ static inline __attribute__((always_inline)) __m256d event_lanes(avi_vertex *V, 
         for (int a = 0; a < n; a++) xv[a] = avi_drift_record(&V[s[a]], tt);
     }
     gradient_lanes(kind, p, xv, gv);
-    return avi_kick_lanes(V, s, n, w, gv);
+    if (n <= 4) return avi_kick_lanes(V, s, n, w, gv);
+    double sum = avi_lane_sum(avi_kick_lanes(V, s, 4, w, gv));
+    for (int c = 4; c < n; c += 4) sum += avi_lane_sum(avi_kick_lanes(V, s + c, n - c < 4 ? n - c : 4, w, gv + c));
+    return _mm256_set_pd(0.0, 0.0, 0.0, sum);
 }
 #endif
 

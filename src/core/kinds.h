@@ -19,9 +19,11 @@
  *             potential)
  *
  * AVI_LANE_KINDS(X) lists the kinds with an AVX2 specialisation of the
- * gradient, positions and gradient one register per vertex (kind, type,
- * lanes gradient: void f(const type *, const __m256d x[], __m256d g[]));
- * the event loop uses it where damping is off. At most 4 slots. */
+ * gradient, positions and gradient one register per slot (kind, type,
+ * lanes gradient: void f(const type *, const __m256d x[], __m256d g[]);
+ * x[a] = (x, y, z, tau), g[a] = (x, y, z, +-0)); the event loop uses it
+ * where damping is off, and kicks more than 4 slots in chunks of 4 as
+ * kick_stencil does. */
 #ifndef AVI_KINDS_H
 #define AVI_KINDS_H
 
@@ -44,7 +46,8 @@ enum { AVI_KIND_ELASTIC = 1, AVI_KIND_DAMPED = 2 };
     X(AVI_KIND_GRAVITY,  avi_gravity,  gravity,   ngravity,  1, 1, avi_gravity_gradient,  avi_gravity_energy,  0)
 
 #define AVI_LANE_KINDS(X) \
-    X(AVI_KIND_TET, avi_tet, avi_tet_gradient_lanes)
+    X(AVI_KIND_TET,     avi_tet,     avi_tet_gradient_lanes) \
+    X(AVI_KIND_MIDEDGE, avi_midedge, avi_midedge_gradient_lanes)
 /* clang-format on */
 
 /* The widest stencil: work arrays of generic code are this long. */

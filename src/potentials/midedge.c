@@ -56,7 +56,7 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
 }
 
 /* D = b - bbar (00, 01, 11) from II. */
-static void form_change(const avi_midedge *p, const double II[3], double D[3])
+static inline void form_change(const avi_midedge *p, const double II[3], double D[3])
 {
     D[0] = II[0] + II[1] - p->bbar[0];
     D[1] = II[0] - p->bbar[1];
@@ -64,7 +64,7 @@ static void form_change(const avi_midedge *p, const double II[3], double D[3])
 }
 
 /* Q = P D P (symmetric) and tr(M) = tr(P D). */
-static double pdp(const double P[3], const double D[3], double Q[3])
+static inline double pdp(const double P[3], const double D[3], double Q[3])
 {
     double a00 = P[0] * D[0] + P[1] * D[1], a01 = P[0] * D[1] + P[1] * D[2];
     double a10 = P[1] * D[0] + P[2] * D[1], a11 = P[1] * D[1] + P[2] * D[2]; /* A = P D */
@@ -84,7 +84,7 @@ static double density(const avi_midedge *p, const double D[3])
 
 /* dV/dII: with G = dV/db = ka [2 nu tr(M) P + 2 (1 - nu) P D P],
  * dV/dII0 = G00 + 2 G01 + G11, dV/dII1 = G00, dV/dII2 = G11. */
-static void energy_slopes(const avi_midedge *p, const double D[3], double w[3])
+static inline __attribute__((always_inline)) void energy_slopes(const avi_midedge *p, const double D[3], double w[3])
 {
     double Q[3];
     double tr = pdp(p->P, D, Q);
@@ -131,7 +131,8 @@ double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
 
 /* A triangle collapsed to zero area has no normal: the gradient is then
  * non-finite, which the engine's blow-up check reports. */
-void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+void avi_midedge_gradient_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3],
+                                 double g[AVI_MIDEDGE_SLOTS][3])
 {
     double II[3], D[3], w[3], J[3][AVI_MIDEDGE_SLOTS][3];
     second_form(p, x, II, J);
@@ -140,6 +141,204 @@ void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
     for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++)
         for (int c = 0; c < 3; c++) g[a][c] = w[0] * J[0][a][c] + w[1] * J[1][a][c] + w[2] * J[2][a][c];
 }
+
+#ifdef __AVX2__
+/* The gradient with edge i's terms in lane i (lane 3 repeats edge 0): every
+ * lane does second_form's operations on its edge in the same order
+ * (multiply and add apart, as the build contracts nothing), so the result
+ * is bitwise avi_midedge_gradient_scalar's (tests/unit/test_midedge_lanes.c).
+ * The three hinge angles, cosines and tangents stay libm calls, one per
+ * lane, between two vector phases; the sums over the edges run in slot
+ * lanes. */
+typedef struct {
+    __m256d c[3];
+} lanes3;
+
+static inline lanes3 l3_sub(lanes3 a, lanes3 b)
+{
+    lanes3 r;
+    for (int c = 0; c < 3; c++) r.c[c] = _mm256_sub_pd(a.c[c], b.c[c]);
+    return r;
+}
+static inline __m256d l3_dot(lanes3 a, lanes3 b)
+{
+    return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a.c[0], b.c[0]), _mm256_mul_pd(a.c[1], b.c[1])),
+                         _mm256_mul_pd(a.c[2], b.c[2]));
+}
+/* v3_cross lane by lane. */
+static inline lanes3 l3_cross(lanes3 a, lanes3 b)
+{
+    lanes3 r;
+    r.c[0] = _mm256_sub_pd(_mm256_mul_pd(a.c[1], b.c[2]), _mm256_mul_pd(a.c[2], b.c[1]));
+    r.c[1] = _mm256_sub_pd(_mm256_mul_pd(a.c[2], b.c[0]), _mm256_mul_pd(a.c[0], b.c[2]));
+    r.c[2] = _mm256_sub_pd(_mm256_mul_pd(a.c[0], b.c[1]), _mm256_mul_pd(a.c[1], b.c[0]));
+    return r;
+}
+#define L3_PERMUTE(a, imm) \
+    ((lanes3){{_mm256_permute4x64_pd((a).c[0], imm), _mm256_permute4x64_pd((a).c[1], imm), \
+               _mm256_permute4x64_pd((a).c[2], imm)}})
+
+/* Components of slot records r0, r1, r2 ((x, y, z, any)) into lanes 0-2,
+ * r0's again in lane 3: a 4 x 4 transpose. */
+static inline lanes3 l3_transpose(__m256d r0, __m256d r1, __m256d r2)
+{
+    __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+    __m256d t2 = _mm256_unpacklo_pd(r2, r0), t3 = _mm256_unpackhi_pd(r2, r0);
+    return (lanes3){{_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                     _mm256_permute2f128_pd(t0, t2, 0x31)}};
+}
+/* The inverse: lanes 0-2 of x, y and z into three (x, y, z, 0) records. */
+static inline void l3_untranspose(lanes3 v, __m256d out[3])
+{
+    const __m256d zero = _mm256_setzero_pd();
+    __m256d a = _mm256_unpacklo_pd(v.c[0], v.c[1]), b = _mm256_unpackhi_pd(v.c[0], v.c[1]);
+    __m256d c = _mm256_unpacklo_pd(v.c[2], zero), d = _mm256_unpackhi_pd(v.c[2], zero);
+    out[0] = _mm256_permute2f128_pd(a, c, 0x20);
+    out[1] = _mm256_permute2f128_pd(b, d, 0x20);
+    out[2] = _mm256_permute2f128_pd(a, c, 0x31);
+}
+
+/* From the edge lanes of q0 = x_a, q1 = x_b, q2 = x_i, q3 = x_{3+i}
+ * (a = i + 1, b = i + 2) and the DOF positions phi (read where the edge has
+ * one) to the gradient, slot k's in g[k] as (x, y, z, 0). */
+static inline __attribute__((always_inline)) void gradient_edges(const avi_midedge *p, lanes3 q0, lanes3 q1,
+                                                                 lanes3 q2, lanes3 q3, const double phi[3],
+                                                                 __m256d g[AVI_MIDEDGE_SLOTS])
+{
+    /* Phase 1, everything but the angles: hinge_geometry and
+     * hinge_theta_gradient of (x_a, x_b, x_i, x_{3+i}). */
+    const __m256d one = _mm256_set1_pd(1.0), sgn = _mm256_set1_pd(-0.0);
+    lanes3 e = l3_sub(q1, q0), f1 = l3_sub(q2, q0), f2 = l3_sub(q3, q0);
+    lanes3 n1 = l3_cross(e, f1), n2 = l3_cross(f2, e);
+    __m256d le = _mm256_sqrt_pd(l3_dot(e, e));
+    __m256d nn1 = l3_dot(n1, n1), nn2 = l3_dot(n2, n2);
+    double ty[4], tx[4];
+    _mm256_storeu_pd(ty, _mm256_div_pd(l3_dot(l3_cross(n2, n1), e), le));
+    _mm256_storeu_pd(tx, l3_dot(n1, n2));
+    __m256d area2 = _mm256_sqrt_pd(nn1);
+    __m256d h2 = _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(area2, le)); /* 2 h */
+    lanes3 nu = l3_cross(e, n1);
+    __m256d inv = _mm256_div_pd(one, _mm256_mul_pd(le, area2));
+    __m256d ee = _mm256_mul_pd(le, le);
+    __m256d s0 = _mm256_div_pd(l3_dot(f1, e), ee), s1 = _mm256_div_pd(l3_dot(f2, e), ee);
+    __m256d k2 = _mm256_div_pd(le, nn1), k3 = _mm256_div_pd(le, nn2);
+    __m256d s0m = _mm256_sub_pd(s0, one), s1m = _mm256_sub_pd(s1, one), ns0 = _mm256_xor_pd(s0, sgn);
+    /* A free edge's angle gradient is zero (its wing is a copy of x_i). */
+    const int fr0 = p->mode[0] == AVI_MIDEDGE_FREE, fr1 = p->mode[1] == AVI_MIDEDGE_FREE,
+              fr2 = p->mode[2] == AVI_MIDEDGE_FREE;
+    const __m256d free_m = _mm256_castsi256_pd(_mm256_setr_epi64x(-fr0, -fr1, -fr2, -fr0));
+    lanes3 gt0, gt1, gt2, gt3;
+    for (int c = 0; c < 3; c++) {
+        nu.c[c] = _mm256_mul_pd(nu.c[c], inv);
+        __m256d a2 = _mm256_mul_pd(n1.c[c], k2), a3 = _mm256_mul_pd(n2.c[c], k3);
+        gt0.c[c] = _mm256_andnot_pd(free_m, _mm256_add_pd(_mm256_mul_pd(s0m, a2), _mm256_mul_pd(s1m, a3)));
+        gt1.c[c] = _mm256_andnot_pd(free_m, _mm256_sub_pd(_mm256_mul_pd(ns0, a2), _mm256_mul_pd(s1, a3)));
+        gt2.c[c] = _mm256_andnot_pd(free_m, a2);
+        gt3.c[c] = _mm256_andnot_pd(free_m, a3);
+    }
+
+    /* Phase 2, per edge: the angle (not for a free edge: unused), alpha,
+     * its cosine and tangent. */
+    double ca[3], sa[3], dth[3], sg[3];
+    for (int i = 0; i < 3; i++) {
+        double ph = p->sign[i] ? phi[i] : 0.0, alpha;
+        switch (p->mode[i]) {
+        case AVI_MIDEDGE_INTERIOR: {
+            double t = atan2(ty[i], tx[i]);
+            dth[i] = -0.5;
+            alpha = dth[i] * (t == -M_PI ? M_PI : t) + p->sign[i] * ph;
+            break;
+        }
+        case AVI_MIDEDGE_CLAMPED: {
+            double t = atan2(ty[i], tx[i]);
+            dth[i] = -1.0;
+            alpha = -(t == -M_PI ? M_PI : t);
+            break;
+        }
+        default: dth[i] = 0.0; alpha = p->sign[i] * ph; break;
+        }
+        ca[i] = cos(alpha);
+        sa[i] = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
+        sg[i] = p->sign[i];
+    }
+
+    /* Phase 3: the Jacobian rows by role (vertex a, b, i, the wing, the DOF)
+     * times w, then g = w0 J0 + w1 J1 + w2 J2 summed left to right, with the
+     * zeros of the rows that do not reach a slot multiplied in as the
+     * scalar code does (they decide the sign of a zero). */
+    /* Built from scalars: a vector load of values just stored one by one
+     * would miss store forwarding. */
+#define L3_SET(v) _mm256_setr_pd((v)[0], (v)[1], (v)[2], (v)[0])
+    __m256d sav = L3_SET(sa), cav = L3_SET(ca);
+    __m256d fp = _mm256_div_pd(one, _mm256_mul_pd(cav, cav));
+    __m256d ch = _mm256_mul_pd(_mm256_set1_pd(2.0), sav), hfp = _mm256_mul_pd(h2, fp);
+    __m256d ct = _mm256_mul_pd(hfp, L3_SET(dth));
+    double II[4];
+    _mm256_storeu_pd(II, _mm256_mul_pd(h2, sav));
+    const int d0 = p->sign[0] != 0, d1 = p->sign[1] != 0, d2 = p->sign[2] != 0;
+    const __m256d dof_m = _mm256_castsi256_pd(_mm256_setr_epi64x(-d0, -d1, -d2, -d0));
+    __m256d jd = _mm256_and_pd(dof_m, _mm256_mul_pd(hfp, L3_SET(sg)));
+#undef L3_SET
+    double D[3], w[3];
+    form_change(p, II, D);
+    energy_slopes(p, D, w);
+    const __m256d wv = _mm256_setr_pd(w[0], w[1], w[2], w[0]);
+    __m256d cha = _mm256_mul_pd(ch, _mm256_sub_pd(one, s0)), chb = _mm256_mul_pd(ch, s0);
+    __m256d chi = _mm256_xor_pd(ch, sgn);
+    __m256d z = _mm256_mul_pd(wv, _mm256_setzero_pd()); /* w_j 0 */
+    __m256d zb0 = _mm256_permute4x64_pd(z, 0x00), zb1 = _mm256_permute4x64_pd(z, 0x55),
+            zb2 = _mm256_permute4x64_pd(z, 0xAA);
+    /* Slot k (0-2) is vertex i of edge k, a of edge k + 2 and b of edge k + 1:
+     * with SA[k] = WA[k + 2], SB[k] = WB[k + 1], edge j's terms in slot lanes
+     * are T0 = (WI, SA, SB), T1 = (SB, WI, SA), T2 = (SA, SB, WI). Slot 3 + k
+     * gets edge k's wing term and the zeros of the other edges. */
+    lanes3 tri, wing;
+    for (int c = 0; c < 3; c++) {
+        __m256d wa = _mm256_mul_pd(wv, _mm256_add_pd(_mm256_mul_pd(cha, nu.c[c]), _mm256_mul_pd(ct, gt0.c[c])));
+        __m256d wb = _mm256_mul_pd(wv, _mm256_add_pd(_mm256_mul_pd(chb, nu.c[c]), _mm256_mul_pd(ct, gt1.c[c])));
+        __m256d wi = _mm256_mul_pd(wv, _mm256_add_pd(_mm256_mul_pd(chi, nu.c[c]), _mm256_mul_pd(ct, gt2.c[c])));
+        __m256d w3 = _mm256_mul_pd(wv, _mm256_mul_pd(ct, gt3.c[c]));
+        __m256d sa_ = _mm256_permute4x64_pd(wa, 0xD2), sb_ = _mm256_permute4x64_pd(wb, 0xC9);
+        __m256d t0 = _mm256_blend_pd(_mm256_blend_pd(wi, sa_, 0x2), sb_, 0x4);
+        __m256d t1 = _mm256_blend_pd(_mm256_blend_pd(wi, sb_, 0x1), sa_, 0x4);
+        __m256d t2 = _mm256_blend_pd(_mm256_blend_pd(wi, sa_, 0x1), sb_, 0x2);
+        tri.c[c] = _mm256_add_pd(_mm256_add_pd(t0, t1), t2);
+        wing.c[c] = _mm256_add_pd(_mm256_add_pd(_mm256_blend_pd(zb0, w3, 0x1), _mm256_blend_pd(zb1, w3, 0x2)),
+                                  _mm256_blend_pd(zb2, w3, 0x4));
+    }
+    __m256d wd = _mm256_mul_pd(wv, jd), z012 = _mm256_add_pd(_mm256_add_pd(zb0, zb1), zb2);
+    lanes3 dof = {{_mm256_add_pd(_mm256_add_pd(_mm256_blend_pd(zb0, wd, 0x1), _mm256_blend_pd(zb1, wd, 0x2)),
+                                 _mm256_blend_pd(zb2, wd, 0x4)),
+                   z012, z012}};
+    l3_untranspose(tri, g);
+    l3_untranspose(wing, g + 3);
+    l3_untranspose(dof, g + 6);
+}
+
+void avi_midedge_gradient_lanes(const avi_midedge *p, const __m256d x[AVI_MIDEDGE_SLOTS], __m256d g[AVI_MIDEDGE_SLOTS])
+{
+    lanes3 q2 = l3_transpose(x[0], x[1], x[2]), q3 = l3_transpose(x[3], x[4], x[5]);
+    lanes3 q0 = L3_PERMUTE(q2, 0x49), q1 = L3_PERMUTE(q2, 0x92); /* (1 2 0 1), (2 0 1 2) */
+    double phi[3] = {_mm256_cvtsd_f64(x[6]), _mm256_cvtsd_f64(x[7]), _mm256_cvtsd_f64(x[8])};
+    gradient_edges(p, q0, q1, q2, q3, phi, g);
+}
+
+void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+{
+    __m256d xv[AVI_MIDEDGE_SLOTS], gv[AVI_MIDEDGE_SLOTS];
+    for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++) xv[a] = _mm256_setr_pd(x[a][0], x[a][1], x[a][2], 0.0);
+    avi_midedge_gradient_lanes(p, xv, gv);
+    for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++) {
+        _mm_storeu_pd(g[a], _mm256_castpd256_pd128(gv[a]));
+        _mm_store_sd(&g[a][2], _mm256_extractf128_pd(gv[a], 1));
+    }
+}
+#else
+void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
+{
+    avi_midedge_gradient_scalar(p, x, g);
+}
+#endif
 
 /* Largest eigenvalue of a symmetric 3x3 matrix (00 01 02 11 12 22), by the
  * trigonometric solution of the characteristic cubic (Smith 1961). */

@@ -38,6 +38,10 @@
 #include "base/vec3.h"
 #include "avi/model.h"
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 enum { AVI_MIDEDGE_INTERIOR = 0, AVI_MIDEDGE_FREE = 1, AVI_MIDEDGE_CLAMPED = 2 };
 
 #define AVI_MIDEDGE_SLOTS 9
@@ -59,7 +63,17 @@ typedef struct {
  * degenerate. */
 int avi_midedge_init(avi_midedge *p, const double X[AVI_MIDEDGE_SLOTS][3], const avi_shell_material *mat);
 double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3]);
+/* With AVX2 the three edges' terms go in the lanes of one register each,
+ * bitwise the scalar arithmetic of avi_midedge_gradient_scalar. */
 void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3]);
+void avi_midedge_gradient_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3],
+                                 double g[AVI_MIDEDGE_SLOTS][3]);
+#ifdef __AVX2__
+/* The same from and into registers, as the engine's event lanes hold the
+ * records: x[a] = slot a's (x, y, z, any: lane 3 is not read), g[a] gets
+ * (x, y, z, 0). */
+void avi_midedge_gradient_lanes(const avi_midedge *p, const __m256d x[AVI_MIDEDGE_SLOTS], __m256d g[AVI_MIDEDGE_SLOTS]);
+#endif
 /* Largest omega^2 of the stencil with per-slot inverse masses im: the
  * Gauss-Newton Hessian J^T (d2V/dII2) J at x, exact at rest (where
  * dV/dII = 0), as max eig of a 3x3 matrix. */
