@@ -84,6 +84,17 @@
  *                         {generator: disk, radius, rings (1..1024)}
  *                         {generator: rect, lx, ly, nx, ny}
  *                         {generator: tet_box, lx, ly, lz, nx, ny, nz}
+ *                         {generator: ball, radius, n (1..1024; (n+1)^3
+ *                         vertices, 6 n^3 tetrahedra), grading in [0, 1)
+ *                         (default 0: uniform; > 0: cells shrink toward the
+ *                         pole by (1 - grading) / (1 + grading) and grow
+ *                         at the opposite one by the inverse), pole: [3]
+ *                         non-zero (default [0, 0, -1]: the south pole,
+ *                         where a ball dropped along -z touches), shells:
+ *                         bool (default true: concentric shells, cells of
+ *                         bounded shape at any n, avi_mesh_tet_ball_shells;
+ *                         false: the mapped cube, avi_mesh_tet_ball_graded,
+ *                         whose corner cells turn over from n = 32)}
  *                         (generated meshes have at most 2^24 vertices)
  *                         or {file: path} (.msh or .obj; a relative path is
  *                         relative to the scene file's directory; for
@@ -218,7 +229,8 @@ typedef enum {
     AVI_MESH_DISK,
     AVI_MESH_RECT,
     AVI_MESH_TET_BOX,
-    AVI_MESH_FILE
+    AVI_MESH_FILE,
+    AVI_MESH_BALL /* avi_mesh_tet_ball_shells / avi_mesh_tet_ball_graded (avi/mesh.h) */
 } avi_mesh_source;
 
 typedef struct {
@@ -232,6 +244,10 @@ typedef struct {
     double jitter;        /* 0: none */
     uint64_t seed;
     int reorder;          /* vertices and elements in Morton order (avi_mesh_reorder) */
+    int n;                /* ball: cells per cube edge */
+    double grading;       /* ball: in [0, 1), 0: uniform */
+    double pole[3];       /* ball: unit direction of the finely meshed pole (default 0, 0, -1) */
+    int shells;           /* ball: concentric shells (1, default) or the mapped cube (0) */
 } avi_scene_mesh;
 
 typedef enum { AVI_SURFACE_NONE = 0, AVI_SURFACE_SPHERE, AVI_SURFACE_CIRCLE } avi_surface_kind;

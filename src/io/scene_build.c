@@ -65,6 +65,33 @@ static int mesh_fail(const bctx *c, int line, const char *key, const avi_error *
     return fail(c, e->status != AVI_OK ? e->status : AVI_ERR_INPUT, line, key, "%s", e->message);
 }
 
+/* Rotates a generated ball so that its graded pole, (0, 0, -r), points
+ * along `pole` (Rodrigues' rotation about south x pole). The default pole
+ * leaves the generator's bits untouched. */
+static void turn_south_pole(avi_mesh *mesh, const double pole[3])
+{
+    double len = sqrt(pole[0] * pole[0] + pole[1] * pole[1] + pole[2] * pole[2]);
+    double b[3] = {pole[0] / len, pole[1] / len, pole[2] / len};
+    if (b[0] == 0.0 && b[1] == 0.0 && b[2] < 0.0) return;
+    if (b[0] == 0.0 && b[1] == 0.0) { /* the north pole: half a turn about x */
+        for (size_t i = 0; i < mesh->vertex_count; i++) {
+            mesh->x[i][1] = -mesh->x[i][1];
+            mesh->x[i][2] = -mesh->x[i][2];
+        }
+        return;
+    }
+    /* axis k = (0, 0, -1) x b / |.|, cos = -b_z, sin = |(0, 0, -1) x b| */
+    double s = sqrt(b[0] * b[0] + b[1] * b[1]), co = -b[2];
+    double k[3] = {b[1] / s, -b[0] / s, 0.0};
+    for (size_t i = 0; i < mesh->vertex_count; i++) {
+        double *x = mesh->x[i];
+        double kx[3] = {k[1] * x[2] - k[2] * x[1], k[2] * x[0] - k[0] * x[2], k[0] * x[1] - k[1] * x[0]};
+        double kd = k[0] * x[0] + k[1] * x[1] + k[2] * x[2], r[3];
+        for (int c = 0; c < 3; c++) r[c] = x[c] * co + kx[c] * s + k[c] * kd * (1.0 - co);
+        for (int c = 0; c < 3; c++) x[c] = r[c];
+    }
+}
+
 /* The body's mesh; with mesh.reorder, *renumber gets the map from the
  * mesh's own vertex numbers to the new ones (freed by the caller). */
 static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigned char *sha256)
@@ -77,6 +104,11 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
     case AVI_MESH_DISK: rc = avi_mesh_disk(sm->radius, sm->rings, mesh, &e); break;
     case AVI_MESH_RECT: rc = avi_mesh_rect_grid(sm->lx, sm->ly, sm->nx, sm->ny, mesh, &e); break;
     case AVI_MESH_TET_BOX: rc = avi_mesh_tet_box(sm->lx, sm->ly, sm->lz, sm->nx, sm->ny, sm->nz, mesh, &e); break;
+    case AVI_MESH_BALL:
+        rc = sm->shells ? avi_mesh_tet_ball_shells(sm->radius, sm->n, sm->grading, mesh, &e)
+                        : avi_mesh_tet_ball_graded(sm->radius, sm->n, sm->grading, mesh, &e);
+        if (rc == AVI_OK) turn_south_pole(mesh, sm->pole);
+        break;
     case AVI_MESH_FILE:
         rc = avi_mesh_read_hashed(sm->file, mesh, sha256, &e);
         if (rc) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
@@ -318,9 +350,12 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
 
     uint32_t first;
     if (b->pin == AVI_PIN_BOUNDARY && b->pin_clamped && !(mat->model == AVI_MATERIAL_SHELL && mat->bending == AVI_BENDING_MIDEDGE)) {
+        static const char *const no_slope[] = {"a hinge shell", "a membrane", "a neo-hookean solid (tetrahedra)",
+                                               "a spring network"};
         rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary",
                   "clamped needs material '%s' to be model: shell with bending: midedge (%s has no slope to hold); "
-                  "use boundary: simply-supported", mat->name, mat->model == AVI_MATERIAL_SHELL ? "a hinge" : "a membrane");
+                  "use boundary: simply-supported%s", mat->name, no_slope[mat->model],
+                  mesh.tet_count ? ", or pinned: box for a solid" : "");
         goto done;
     }
     if (b->pin == AVI_PIN_BOUNDARY) {
@@ -332,7 +367,9 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
         size_t n = 0;
         for (size_t v = 0; v < mesh.vertex_count; v++) n += boundary[v];
         if (n == 0) {
-            rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary", "the surface is closed: it has no boundary");
+            rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary", "%s",
+                      mesh.tet_count ? "a solid (tetrahedra) has no open boundary to pin; use pinned: box or indices"
+                                     : "the surface is closed: it has no boundary");
             goto done;
         }
     }
@@ -578,6 +615,40 @@ static int check_clearance(const avi_scene *s, const avi_model *m, const avi_sce
                          a == b ? "; its mesh is finer than" : " or lower");
 }
 
+/* A hand-built avi_scene may hold any int in an enum field: refused here,
+ * naming the field, before anything indexes a table by it. */
+static int check_enums(const avi_scene *s, avi_error *err)
+{
+    for (size_t i = 0; i < s->material_count; i++) {
+        const avi_scene_material *mat = &s->materials[i];
+        if ((unsigned)mat->model > AVI_MATERIAL_SPRING)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: materials.%.60s.model: %d is not an avi_material_model",
+                                 s->source, mat->name, (int)mat->model);
+        if (mat->model == AVI_MATERIAL_SHELL && mat->bending != AVI_BENDING_HINGE && mat->bending != AVI_BENDING_MIDEDGE &&
+            mat->bending != AVI_BENDING_NONE)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: materials.%.60s.bending: %d is not an avi_bending",
+                                 s->source, mat->name, mat->bending);
+    }
+    for (size_t i = 0; i < s->body_count; i++) {
+        const avi_scene_body *b = &s->bodies[i];
+        if ((unsigned)b->mesh.source > AVI_MESH_BALL)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.mesh: source %d is not an avi_mesh_source",
+                                 s->source, i, (int)b->mesh.source);
+        if ((unsigned)b->pin > AVI_PIN_BOUNDARY)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.pinned: %d is not an avi_pin_kind", s->source,
+                                 i, (int)b->pin);
+        if (b->material >= 0 && (size_t)b->material >= s->material_count && b->mesh.source != AVI_MESH_NONE)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.material: %d is not a material index",
+                                 s->source, i, b->material);
+        for (size_t p = 0; p < b->particle_count; p++)
+            if ((unsigned)b->particles[p].constraint.kind > AVI_SURFACE_CIRCLE)
+                return avi_error_set(err, AVI_ERR_INPUT,
+                                     "%.150s: bodies.%zu.particles.%zu.constraint: %d is not an avi_surface_kind",
+                                     s->source, i, p, (int)b->particles[p].constraint.kind);
+    }
+    return AVI_OK;
+}
+
 int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info, avi_error *err)
 {
     *out = NULL;
@@ -589,8 +660,8 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         err->status = AVI_OK;
         err->message[0] = '\0';
     }
-    int rc = avi_scene_check_materials(s, err);
-    if (rc) return rc;
+    int rc = check_enums(s, err);
+    if (rc || (rc = avi_scene_check_materials(s, err))) return rc;
     avi_model *m = avi_model_create();
     avi_body_potentials *ranges = calloc(s->body_count ? s->body_count : 1, sizeof *ranges);
     if (!m || !ranges) goto oom;
