@@ -92,9 +92,31 @@ static void turn_south_pole(avi_mesh *mesh, const double pole[3])
     }
 }
 
-/* The body's mesh; with mesh.reorder, *renumber gets the map from the
- * mesh's own vertex numbers to the new ones (freed by the caller). */
-static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigned char *sha256)
+/* A mesh file's vertices that no element uses (Gmsh keeps its geometry
+ * and size-control points among the nodes) are dropped, said once on
+ * stderr; *renumber then maps the file's numbers to the kept ones
+ * (UINT32_MAX: dropped). */
+static int drop_unused(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
+{
+    avi_error e = {AVI_OK, ""};
+    size_t n = mesh->vertex_count, dropped = 0;
+    if (!(*renumber = malloc((n ? n : 1) * sizeof **renumber)))
+        return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.file", "out of memory");
+    if (avi_mesh_drop_unused(mesh, *renumber, &dropped, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
+    if (dropped == 0) {
+        free(*renumber);
+        *renumber = NULL;
+        return AVI_OK;
+    }
+    fprintf(stderr, "note: %s: dropped %zu of %zu nodes that no %s uses (geometry or size-control points)\n",
+            c->b->mesh.file, dropped, n, mesh->tet_count ? "tetrahedron" : "triangle");
+    return AVI_OK;
+}
+
+/* The body's mesh. *renumber (freed by the caller) maps the mesh's own
+ * vertex numbers (*own_count of them) to the body's when they differ:
+ * unused vertices of a file dropped, mesh.reorder. */
+static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, size_t *own_count, unsigned char *sha256)
 {
     const avi_scene_mesh *sm = &c->b->mesh;
     avi_error e = {AVI_OK, ""};
@@ -112,10 +134,13 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
     case AVI_MESH_FILE:
         rc = avi_mesh_read_hashed(sm->file, mesh, sha256, &e);
         if (rc) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
+        *own_count = mesh->vertex_count;
+        if ((rc = drop_unused(c, mesh, renumber))) return rc;
         break;
     default: return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "no mesh");
     }
     if (rc) return mesh_fail(c, c->b->mesh_line, "mesh", &e);
+    if (sm->source != AVI_MESH_FILE) *own_count = mesh->vertex_count;
     if (sm->jitter > 0.0 && avi_mesh_jitter_interior(mesh, sm->jitter, sm->seed, &e))
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
     char what[200];
@@ -129,9 +154,19 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
         return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "too many vertices (%zu)", mesh->vertex_count);
     /* After validation, so that its messages use the mesh's own numbers. */
     if (sm->reorder) {
-        if (!(*renumber = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof **renumber)))
-            return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
-        if (avi_mesh_reorder(mesh, *renumber, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+        uint32_t *order = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof *order);
+        if (!order) return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
+        if (avi_mesh_reorder(mesh, order, &e)) {
+            free(order);
+            return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+        }
+        if (*renumber) { /* after dropping: file -> kept -> reordered */
+            for (size_t v = 0; v < *own_count; v++)
+                if ((*renumber)[v] != UINT32_MAX) (*renumber)[v] = order[(*renumber)[v]];
+            free(order);
+        } else {
+            *renumber = order;
+        }
     }
     return AVI_OK;
 }
@@ -213,15 +248,20 @@ static unsigned char *open_edge_vertices(const avi_mesh *mesh)
 /* Marks the pinned vertices (body-local), checking what the scene could
  * not check before the mesh existed. pinned.indices name vertices as the
  * mesh numbers them; `renumber` (mesh.reorder, else NULL) maps them. */
-static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uint32_t *renumber, unsigned char *pinned)
+static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uint32_t *renumber, size_t own_count,
+                    unsigned char *pinned)
 {
     const avi_scene_body *b = c->b;
     if (b->pin == AVI_PIN_INDICES) {
         for (size_t i = 0; i < b->pin_count; i++) {
-            if (b->pin_indices[i] >= nv)
+            if (b->pin_indices[i] >= own_count)
                 return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
-                            "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], nv);
-            pinned[renumber ? renumber[b->pin_indices[i]] : b->pin_indices[i]] = 1;
+                            "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], own_count);
+            uint32_t v = renumber ? renumber[b->pin_indices[i]] : b->pin_indices[i];
+            if (v == UINT32_MAX)
+                return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
+                            "vertex %u is used by no element of the mesh file (dropped)", b->pin_indices[i]);
+            pinned[v] = 1;
         }
     } else if (b->pin == AVI_PIN_BOX) {
         size_t n = 0;
@@ -242,7 +282,7 @@ static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uin
 
 /* Adds the body's vertices: rest positions, initial state, pins. */
 static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int body, const double (*vel)[3],
-                        const unsigned char *pinned_extra, const uint32_t *renumber, uint32_t *first)
+                        const unsigned char *pinned_extra, const uint32_t *renumber, size_t own_count, uint32_t *first)
 {
     const avi_scene_body *b = c->b;
     double (*rest)[3] = malloc((nv ? nv : 1) * sizeof *rest);
@@ -259,7 +299,7 @@ static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int bo
             centroid[k] += rest[v][k] / (double)nv;
         }
     if (pinned_extra) memcpy(pinned, pinned_extra, nv);
-    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, renumber, pinned))) goto done;
+    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, renumber, own_count, pinned))) goto done;
     *first = (uint32_t)avi_model_vertex_count(c->m);
     for (size_t v = 0; v < nv; v++) {
         int64_t id = avi_model_add_vertex(c->m, body, rest[v]);
@@ -300,7 +340,8 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
     size_t nedge = 0, nsurface = 0;
     unsigned char *used = NULL, *boundary = NULL;
     uint32_t *renumber = NULL;
-    int rc = make_mesh(c, &mesh, &renumber, info ? info->mesh_sha256 : NULL);
+    size_t own_count = 0;
+    int rc = make_mesh(c, &mesh, &renumber, &own_count, info ? info->mesh_sha256 : NULL);
     if (rc) goto done;
 
     static const char *const model_names[] = {"shell", "membrane", "neo-hookean", "spring"};
@@ -373,7 +414,8 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
             goto done;
         }
     }
-    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, renumber, &first)))
+    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, renumber, own_count,
+                           &first)))
         goto done;
 
     if (shell) {
@@ -463,7 +505,7 @@ static int build_particle_body(const bctx *c, int body, avi_scene_body_info *inf
         pinned[i] = (unsigned char)(b->particles[i].pinned != 0);
     }
     uint32_t first;
-    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, NULL, &first))) goto done;
+    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, NULL, n, &first))) goto done;
     for (size_t i = 0; i < n; i++)
         if (b->particles[i].mass > 0.0 && avi_model_add_mass(c->m, first + (uint32_t)i, b->particles[i].mass)) {
             rc = model_fail(c);

@@ -5,9 +5,11 @@
 #include "avi/scene.h"
 #include "check_main.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void load(const char *text, const char *dir, avi_scene *s)
 {
@@ -552,6 +554,104 @@ START_TEST(test_overlapping_tets_file)
 }
 END_TEST
 
+/* Runs build() with stderr caught in a temporary file; returns what was
+ * written (freed by the caller). */
+static char *build_catching_stderr(const avi_scene *s, avi_scene_bodies *info, avi_model **m)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    *m = build(s, info);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    long n = ftell(tmp);
+    char *text = calloc((size_t)n + 1, 1);
+    rewind(tmp);
+    ck_assert_uint_eq(fread(text, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
+    return text;
+}
+
+/* Gmsh keeps geometry and size-control points among a mesh's nodes; such
+ * files (both .msh versions) and an .obj with a construction vertex build,
+ * dropping the unused vertices with one note on stderr; pinned.indices
+ * still name the file's own vertices. */
+START_TEST(test_mesh_file_unused_vertices)
+{
+    static const struct {
+        const char *file, *material, *note;
+        size_t kept, elements;
+        uint32_t pin;    /* a kept vertex in the file's numbers: at (1, 0, 0) */
+        uint32_t unused; /* a dropped one */
+    } cases[] = {
+        {"unused_nodes_v22.msh", "gel", "dropped 2 of 7 nodes that no tetrahedron uses", 5, 2, 2, 1},
+        {"unused_nodes_v41.msh", "gel", "dropped 2 of 7 nodes that no tetrahedron uses", 5, 2, 3, 0},
+        {"unused_vertices.obj", "film", "dropped 1 of 5 nodes that no triangle uses", 4, 2, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "time: {end: 1}\n"
+                 "materials:\n"
+                 "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                 "  gel: {model: neo-hookean, youngs: 1.0e5, poisson: 0.3, density: 100}\n"
+                 "bodies:\n"
+                 "  - {name: b, mesh: {file: %s}, material: %s, velocity: [0, 0, 1], pinned: {indices: [%u]}}\n",
+                 cases[i].file, cases[i].material, cases[i].pin);
+        avi_scene s;
+        load(text, "tests/data/meshes", &s);
+        avi_scene_bodies info;
+        avi_model *m;
+        char *err = build_catching_stderr(&s, &info, &m);
+        ck_assert_msg(strstr(err, cases[i].note) && strstr(err, cases[i].file), "%s: stderr '%s'", cases[i].file, err);
+        ck_assert_msg(strstr(strstr(err, "dropped") + 1, "dropped") == NULL, "said more than once: %s", err);
+        free(err);
+        const avi_scene_body_info *b = &info.bodies[0];
+        ck_assert_uint_eq(b->vertex_count, cases[i].kept);
+        ck_assert_uint_eq(b->tet_count ? b->tet_count : b->triangle_count, cases[i].elements);
+        double (*x)[3], (*v)[3];
+        initial_state(m, &x, &v);
+        size_t pinned = 0;
+        for (uint32_t k = 0; k < b->vertex_count; k++) {
+            /* the unused points (0.5, 0.5, 0.5), (2, 2, 2), (5, 5, 5) are gone */
+            ck_assert_msg(x[k][0] + x[k][1] + x[k][2] <= 2.0, "%s: vertex %u kept", cases[i].file, k);
+            if (v[k][2] == 0.0) {
+                pinned++;
+                ck_assert(x[k][0] == 1.0 && x[k][1] == 0.0 && x[k][2] == 0.0);
+            }
+        }
+        ck_assert_uint_eq(pinned, 1);
+        free(x);
+        free(v);
+        avi_model_destroy(m);
+        avi_scene_bodies_free(&info);
+        avi_scene_free(&s);
+
+        /* A pin on a dropped vertex names it. */
+        snprintf(text, sizeof text,
+                 "time: {end: 1}\n"
+                 "materials:\n"
+                 "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                 "  gel: {model: neo-hookean, youngs: 1.0e5, poisson: 0.3, density: 100}\n"
+                 "bodies:\n"
+                 "  - {name: b, mesh: {file: %s}, material: %s, pinned: {indices: [%u]}}\n",
+                 cases[i].file, cases[i].material, cases[i].unused);
+        char want[128];
+        snprintf(want, sizeof want, "pinned.indices: vertex %u is used by no element of the mesh file", cases[i].unused);
+        fflush(stderr);
+        int saved = dup(2), null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        build_fails(text, "tests/data/meshes", want);
+        dup2(saved, 2);
+        close(saved);
+        close(null);
+    }
+}
+END_TEST
+
 /* generator: ball is avi_mesh_tet_ball_shells (shells: true, the default)
  * or avi_mesh_tet_ball_graded (shells: false), turned so that the graded
  * pole points along `pole`; its keys are checked like any generator's. */
@@ -708,6 +808,7 @@ static Suite *scene_build_suite(void)
     tcase_add_test(tc, test_mesh_reorder);
     tcase_add_test(tc, test_bodies_at_t0);
     tcase_add_test(tc, test_overlapping_tets_file);
+    tcase_add_test(tc, test_mesh_file_unused_vertices);
     tcase_add_test(tc, test_ball_generator);
     tcase_add_test(tc, test_ball_generator_bad_input);
     suite_add_tcase(s, tc);
