@@ -282,7 +282,7 @@ test: deps
 	  '{ p += $$1; f += $$2; k += $$3; n++ } \
 	   END { if (rc && !f) { print "a stage stopped before its tests ended (see above): counted as 1 failed"; f = 1 } \
 	         printf "make test: %d runs in 4 stages, %d min %d s\n", n, t / 60, t % 60; \
-	         printf "%d passed, %d failed, %d skipped\n", p, f, k; exit f > 0 }' $(TALLY)
+	         printf "%d passed, %d failed, %d skipped\n", p, f, k; exit (f > 0) }' $(TALLY)
 
 # Some unit tests compare with build/avi and run check_penetration: built
 # first (order only), so that they never find them missing and skip.
