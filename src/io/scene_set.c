@@ -109,13 +109,13 @@ static void valid_keys(const ynode *stop, const char *ctx, const char *key, size
         if (stop->n) snprintf(range, sizeof range, "%s0..%zu", words[0] ? "or " : "", stop->n - 1);
         else snprintf(range, sizeof range, "none: the list is empty");
         add_word(words, sizeof words, range);
-        snprintf(out, len, " (%s has: %s)", where, words);
+        snprintf(out, len, " (%.120s has: %.360s)", where, words);
         return;
     } else {
-        snprintf(out, len, " (%s is a value, not a mapping)", where);
+        snprintf(out, len, " (%.120s is a value, not a mapping)", where);
         return;
     }
-    if (words[0]) snprintf(out, len, " (%s takes: %s)", where, words);
+    if (words[0]) snprintf(out, len, " (%.120s takes: %.360s)", where, words);
 }
 
 int avi_scene_apply_set(ynode *root, const char *assignment, const char *source, avi_error *err)
@@ -219,7 +219,7 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
         /* The walk stopped early: restore the dots for the message. */
         for (size_t i = 0; i < klen; i++)
             if (key[i] == '\0') key[i] = '.';
-        char valid[1024];
+        char valid[512];
         valid_keys(stop, ctx, key, stop_at, valid, sizeof valid);
         rc = avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: no such key%s", source, key, valid);
     }
