@@ -6,7 +6,8 @@
 #                   install the missing ones (make, make run, make test,
 #                   make test-long, make bench and make valgrind run it first)
 #   make run        build and run the default sphere-plate scene
-#   make test       build and run the whole suite (unit, sanitizer, command line)
+#   make test       build and run the whole suite (test-unit, test-san,
+#                   test-cli, test-compilers), ending with one total line
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
