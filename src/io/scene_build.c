@@ -703,7 +703,7 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         err->message[0] = '\0';
     }
     int rc = check_enums(s, err);
-    if (rc || (rc = avi_scene_check_materials(s, err))) return rc;
+    if (rc || (rc = avi_scene_check_materials(s, err)) || (rc = avi_scene_check_generated_memory(s, err))) return rc;
     avi_model *m = avi_model_create();
     avi_body_potentials *ranges = calloc(s->body_count ? s->body_count : 1, sizeof *ranges);
     if (!m || !ranges) goto oom;
@@ -740,6 +740,7 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         goto failed;
     }
     if ((rc = avi_scene_check_limits(s, m, ranges, err))) goto failed;
+    if (s->contact.enabled && (rc = avi_scene_check_contact_memory(s, m, err))) goto failed;
     if (s->contact.enabled && (rc = check_clearance(s, m, info, err))) goto failed;
     free(ranges);
     if (own_info) avi_scene_bodies_free(info);
