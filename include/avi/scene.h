@@ -427,7 +427,13 @@ typedef struct {
  * ("file:line: bodies.i (name): problem"); on failure *model is NULL and
  * *info empty. With contact, bodies that intersect or come within the inner
  * thickness at t = 0 are AVI_ERR_INPUT naming both bodies and one pair
- * (see the contact key above). */
+ * (see the contact key above). Also AVI_ERR_INPUT, before generating: enum
+ * fields outside their enums (a hand-built scene), and generated meshes,
+ * or after building the contact broad phase, that would need more memory
+ * than physical memory or half of ulimit -v / -d (naming the size key or
+ * contact.thickness with the estimate). A mesh file's vertices that no
+ * element uses are dropped, with one note on stderr; pinned.indices keep
+ * the file's numbering. */
 int avi_scene_build(const avi_scene *scene, avi_model **model, avi_scene_bodies *info,
                     avi_error *err);
 
