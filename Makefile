@@ -6,7 +6,8 @@
 #                   install the missing ones (make, make run, make test,
 #                   make test-long, make bench and make valgrind run it first)
 #   make run        build and run the default sphere-plate scene
-#   make test       build and run the whole suite (unit, sanitizer, command line)
+#   make test       build and run the whole suite (test-unit, test-san,
+#                   test-cli, test-compilers), ending with one total line
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
@@ -225,7 +226,10 @@ $(1)/tests/%: $(1)/tests/unit/%.o $(1)/libavi.a
 endef
 $(eval $(call tree,$(CLANG),$(CLANG_CC),$(OPT) $(ARCH),$(CLANG)/toolchain.txt))
 $(eval $(call tree,$(NOARCH),$(CC),$(OPT)))
-.SECONDARY: $(UNIT_SRC:%.c=$(CLANG)/%.o)
+# Test objects are intermediates of the test programs: kept, so that make
+# neither rebuilds nor removes them (nor ends make test with an rm line).
+.SECONDARY: $(UNIT_SRC:%.c=$(CLANG)/%.o) $(UNIT_SRC:%.c=$(B)/%.o) $(PHYS_SRC:%.c=$(B)/%.o) $(UNIT_SRC:%.c=$(SAN)/%.o) \
+            $(BENCH_SRC:%.c=$(B)/%.o)
 $(foreach t,$(B) $(SAN) $(CLANG),$(eval $(call test_extras,$(t))))
 
 # clang, installed as root with apt-get when missing (as for make fuzz).
@@ -245,7 +249,8 @@ $(CLANG)/toolchain.txt:
 # Unit tests under clang, then short runs of built-in scenes by every avi.
 test-compilers: programs $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
 	@AVI_TEST_QUICK=1 tests/run_suite.sh $(CLANG_UNIT)
-	@tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi
+	@if tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi; then r="1 0 0"; else r="0 1 0"; fi; \
+	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
 
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
 # against trigraphs), included by src/io/builtin_scenes.c. The directory is a
@@ -267,8 +272,19 @@ run: deps
 	$(AVI) run $(RUN_ARGS) -o $(RUN_OUT)
 	/usr/bin/python3 tools/plot_energy.py $(RUN_OUT) -o $(RUN_OUT:.h5=_energy.png)
 
+# Each stage's runner (run_suite.sh, run_cli.sh) appends "passed failed
+# skipped" to $(TALLY); make test runs every stage (-k: a failing stage does
+# not hide the others), then ends with the elapsed time and one total line,
+# and fails if any stage failed, or stopped before its tests (a build error).
+TALLY = $(B)/test-tally
 test: deps
-	@$(MAKE) --no-print-directory test-unit test-san test-cli test-compilers
+	@mkdir -p $(B); rm -f $(TALLY); start=$$(date +%s); \
+	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k --no-print-directory test-unit test-san test-cli test-compilers; rc=$$?; \
+	touch $(TALLY); awk -v rc=$$rc -v t=$$(( $$(date +%s) - start )) \
+	  '{ p += $$1; f += $$2; k += $$3; n++ } \
+	   END { if (rc && !f) { print "a stage stopped before its tests ended (see above): counted as 1 failed"; f = 1 } \
+	         printf "make test: %d runs in 4 stages, %d min %d s\n", n, t / 60, t % 60; \
+	         printf "%d passed, %d failed, %d skipped\n", p, f, k; exit (f > 0) }' $(TALLY)
 
 # Some unit tests compare with build/avi and run check_penetration: built
 # first (order only), so that they never find them missing and skip.
@@ -276,11 +292,13 @@ test-unit: $(UNIT_BIN) $(PHYS_BIN) | programs
 	@tests/run_suite.sh $(UNIT_BIN) $(PHYS_BIN)
 
 # jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
+# test_contact_short.sh: short contact runs (AVI with and without friction,
+# dcr), so that the contact paths run under ASan and UBSan too.
 test-san: $(SAN_UNIT) $(SAN)/avi programs
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
 	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
-	  tests/cli/test_file_safety.sh
+	  tests/cli/test_file_safety.sh tests/cli/test_contact_short.sh
 
 # The ParaView test (tests/cli/test_paraview.sh) needs Debian's ParaView with
 # its Python module, and Xvfb to render without a display: as root with

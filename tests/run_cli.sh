@@ -21,4 +21,6 @@ done
 [ ${#skipped[@]} -gt 0 ] && printf 'SKIPPED: %s\n' "${skipped[@]}"
 [ ${#failed[@]} -gt 0 ] && printf 'FAILED: %s\n' "${failed[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
+# make test adds every stage's counts up (the Makefile's test target).
+[ -z "${AVI_TEST_TALLY:-}" ] || echo "$pass $fail $skip" >> "$AVI_TEST_TALLY"
 [ "$fail" -eq 0 ]

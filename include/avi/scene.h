@@ -95,6 +95,17 @@
  *                         {generator: disk, radius, rings (1..1024)}
  *                         {generator: rect, lx, ly, nx, ny}
  *                         {generator: tet_box, lx, ly, lz, nx, ny, nz}
+ *                         {generator: ball, radius, n (1..1024; (n+1)^3
+ *                         vertices, 6 n^3 tetrahedra), grading in [0, 1)
+ *                         (default 0: uniform; > 0: cells shrink toward the
+ *                         pole by (1 - grading) / (1 + grading) and grow
+ *                         at the opposite one by the inverse), pole: [3]
+ *                         non-zero (default [0, 0, -1]: the south pole,
+ *                         where a ball dropped along -z touches), shells:
+ *                         bool (default true: concentric shells, cells of
+ *                         bounded shape at any n, avi_mesh_tet_ball_shells;
+ *                         false: the mapped cube, avi_mesh_tet_ball_graded,
+ *                         whose corner cells turn over from n = 32)}
  *                         (generated meshes have at most 2^24 vertices)
  *                         or {file: path} (.msh or .obj; a relative path is
  *                         relative to the scene file's directory; for
@@ -230,7 +241,8 @@ typedef enum {
     AVI_MESH_DISK,
     AVI_MESH_RECT,
     AVI_MESH_TET_BOX,
-    AVI_MESH_FILE
+    AVI_MESH_FILE,
+    AVI_MESH_BALL /* avi_mesh_tet_ball_shells / avi_mesh_tet_ball_graded (avi/mesh.h) */
 } avi_mesh_source;
 
 typedef struct {
@@ -244,6 +256,10 @@ typedef struct {
     double jitter;        /* 0: none */
     uint64_t seed;
     int reorder;          /* vertices and elements in Morton order (avi_mesh_reorder) */
+    int n;                /* ball: cells per cube edge */
+    double grading;       /* ball: in [0, 1), 0: uniform */
+    double pole[3];       /* ball: unit direction of the finely meshed pole (default 0, 0, -1) */
+    int shells;           /* ball: concentric shells (1, default) or the mapped cube (0) */
 } avi_scene_mesh;
 
 typedef enum { AVI_SURFACE_NONE = 0, AVI_SURFACE_SPHERE, AVI_SURFACE_CIRCLE } avi_surface_kind;
@@ -423,7 +439,13 @@ typedef struct {
  * ("file:line: bodies.i (name): problem"); on failure *model is NULL and
  * *info empty. With contact, bodies that intersect or come within the inner
  * thickness at t = 0 are AVI_ERR_INPUT naming both bodies and one pair
- * (see the contact key above). */
+ * (see the contact key above). Also AVI_ERR_INPUT, before generating: enum
+ * fields outside their enums (a hand-built scene), and generated meshes,
+ * or after building the contact broad phase, that would need more memory
+ * than physical memory or half of ulimit -v / -d (naming the size key or
+ * contact.thickness with the estimate). A mesh file's vertices that no
+ * element uses are dropped, with one note on stderr; pinned.indices keep
+ * the file's numbering. */
 int avi_scene_build(const avi_scene *scene, avi_model **model, avi_scene_bodies *info,
                     avi_error *err);
 

@@ -417,8 +417,12 @@ static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, 
         *skip = q;
         *cap = (size_t)n;
     }
-    if (n > 0) memcpy(*list, bp->out, (size_t)n * sizeof **list);
-    qsort(*list, (size_t)n, sizeof **list, cmp_candidate);
+    /* qsort and memcpy need non-null pointers even for n = 0 (C11 7.1.4),
+     * and *list is null until the first candidate. */
+    if (n > 0) {
+        memcpy(*list, bp->out, (size_t)n * sizeof **list);
+        qsort(*list, (size_t)n, sizeof **list, cmp_candidate);
+    }
     for (long i = 0; i < n; i++) (*skip)[i] = -INFINITY;
     *count = (size_t)n;
     return 0;

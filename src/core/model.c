@@ -91,6 +91,7 @@ static int not_finalized(avi_model *m)
 int avi_model_add_body(avi_model *m, const char *name)
 {
     if (not_finalized(m)) return -1;
+    if (!name) return (avi_model_fail(m, AVI_ERR_INPUT, "body %d: name is NULL", m->nbody), -1);
     if (m->nbody == m->cap_body) {
         int c = m->cap_body ? 2 * m->cap_body : 4;
         avi_body *b = realloc(m->bodies, (size_t)c * sizeof *b);
@@ -100,7 +101,7 @@ int avi_model_add_body(avi_model *m, const char *name)
     }
     avi_body *b = &m->bodies[m->nbody];
     memset(b, 0, sizeof *b);
-    b->name = strdup(name ? name : "");
+    b->name = strdup(name);
     b->first_vertex = m->nv;
     if (!b->name) return (oom(m), -1);
     return m->nbody++;
@@ -173,7 +174,14 @@ int avi_model_add_mass(avi_model *m, uint32_t v, double mass)
     if (not_finalized(m) || check_vertex(m, v)) return m->err.status;
     if (!(mass > 0.0) || !isfinite(mass))
         return avi_model_fail(m, AVI_ERR_INPUT, "vertex %u: mass %g must be positive and finite", v, mass);
-    m->mass[v] += mass;
+    /* Two finite masses may overflow; finalizing would then call it "no mass". */
+    double sum = m->mass[v] + mass;
+    if (!isfinite(sum)) {
+        const avi_body *b = &m->bodies[m->body_of[v]];
+        return avi_model_fail(m, AVI_ERR_INPUT, "body '%s': vertex %zu (model vertex %u): mass %g + %g overflows",
+                              b->name, (size_t)(v - b->first_vertex), v, m->mass[v], mass);
+    }
+    m->mass[v] = sum;
     return 0;
 }
 
@@ -482,6 +490,9 @@ int avi_model_add_shell_mesh(avi_model *m, const uint32_t (*tri)[3], size_t coun
                              avi_bending bending, int clamp_pinned)
 {
     if (not_finalized(m)) return m->err.status;
+    if (bending != AVI_BENDING_NONE && bending != AVI_BENDING_HINGE && bending != AVI_BENDING_MIDEDGE)
+        return avi_model_fail(m, AVI_ERR_INPUT, "bending model %d is not an avi_bending (0 none, 1 hinge, 2 midedge)",
+                              (int)bending);
     for (size_t t = 0; t < count; t++)
         if (avi_model_add_membrane(m, tri[t][0], tri[t][1], tri[t][2], mat)) return m->err.status;
     if (bending == AVI_BENDING_NONE || count == 0) return 0;

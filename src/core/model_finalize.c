@@ -211,6 +211,9 @@ static int merge_rounding_equal_steps(avi_model *m, const avi_time_step *rule, d
 
 static int check_rule(avi_model *m, const avi_time_step *r)
 {
+    if (r->rule != AVI_DT_STABILITY && r->rule != AVI_DT_CFL && r->rule != AVI_DT_FIXED)
+        return avi_model_fail(m, AVI_ERR_INPUT, "time_step.rule %d is not an avi_dt_rule (0 stability, 1 cfl, 2 fixed)",
+                              (int)r->rule);
     if (r->rule == AVI_DT_STABILITY && !(r->safety > 0.0 && isfinite(r->safety)))
         return avi_model_fail(m, AVI_ERR_INPUT, "time_step.safety must be positive (got %g)", r->safety);
     if (r->rule == AVI_DT_CFL && !(r->delta > 0.0 && isfinite(r->delta)))

@@ -2,6 +2,7 @@
 #include "avi/mesh.h"
 #include "base/error.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -352,6 +353,18 @@ static int ball_box(const char *who, double radius, int n, double grading, avi_m
     if ((rc = check_count(who, "n", n, 1024, err))) return rc;
     if (!(grading >= 0.0 && grading < 1.0))
         return avi_error_set(err, AVI_ERR_INPUT, "%s: grading must be in [0, 1) (got %g)", who, grading);
+    /* The smallest cell, h = 2 radius / n shrunk by the grading at the pole
+     * (and by up to 1/2 more in the shells' corners), must have a volume
+     * (h^3 / 6) that is a normal double, and the ball's own a finite one:
+     * else the cells validate as flat and the message would blame n or
+     * the grading. */
+    double h = 2.0 * radius / n * (1.0 - grading) / (1.0 + grading) * 0.5;
+    double v_small = h * h * h / 6.0, v_ball = 4.0 * radius * radius * radius;
+    if (!(v_small >= DBL_MIN) || !isfinite(v_ball))
+        return avi_error_set(err, AVI_ERR_INPUT,
+                             "%s: radius %g is out of range for n = %d, grading %g: cell volumes of about %g m^3 "
+                             "(ball %g m^3) are not normal doubles; give the radius in metres",
+                             who, radius, n, grading, v_small, v_ball);
     return avi_mesh_tet_box(2.0, 2.0, 2.0, n, n, n, out, err);
 }
 

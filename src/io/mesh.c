@@ -610,3 +610,42 @@ int avi_mesh_read_hashed(const char *path, avi_mesh *out, unsigned char *sha256,
     }
     return avi_error_set(err, AVI_ERR_INPUT, "%s: unknown mesh file type (expected a .msh or .obj extension)", path);
 }
+
+/* ---- Unused vertices ---- */
+
+int avi_mesh_drop_unused(avi_mesh *m, uint32_t *old_to_new, size_t *dropped, avi_error *err)
+{
+    int rc = check_indices(m, 1, "unused vertices", err);
+    if (rc) return rc;
+    size_t n = m->vertex_count;
+    *dropped = 0;
+    for (size_t v = 0; v < n; v++) old_to_new[v] = UINT32_MAX;
+    if (m->tet_count > 0) {
+        for (size_t t = 0; t < m->tet_count; t++)
+            for (int k = 0; k < 4; k++) old_to_new[m->tets[t][k]] = 0;
+    } else {
+        for (size_t t = 0; t < m->triangle_count; t++)
+            for (int k = 0; k < 3; k++) old_to_new[m->triangles[t][k]] = 0;
+    }
+    size_t kept = 0;
+    for (size_t v = 0; v < n; v++)
+        if (old_to_new[v] == 0) {
+            old_to_new[v] = (uint32_t)kept;
+            if (kept != v) memcpy(m->x[kept], m->x[v], sizeof m->x[v]);
+            kept++;
+        }
+    *dropped = n - kept;
+    if (kept == n) return AVI_OK;
+    m->vertex_count = kept;
+    for (size_t t = 0; t < m->tet_count; t++)
+        for (int k = 0; k < 4; k++) m->tets[t][k] = old_to_new[m->tets[t][k]];
+    size_t nt = 0;
+    for (size_t t = 0; t < m->triangle_count; t++) {
+        uint32_t tri[3];
+        int all = 1;
+        for (int k = 0; k < 3; k++) all &= (tri[k] = old_to_new[m->triangles[t][k]]) != UINT32_MAX;
+        if (all) memcpy(m->triangles[nt++], tri, sizeof tri);
+    }
+    m->triangle_count = nt;
+    return AVI_OK;
+}

@@ -65,9 +65,58 @@ static int mesh_fail(const bctx *c, int line, const char *key, const avi_error *
     return fail(c, e->status != AVI_OK ? e->status : AVI_ERR_INPUT, line, key, "%s", e->message);
 }
 
-/* The body's mesh; with mesh.reorder, *renumber gets the map from the
- * mesh's own vertex numbers to the new ones (freed by the caller). */
-static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigned char *sha256)
+/* Rotates a generated ball so that its graded pole, (0, 0, -r), points
+ * along `pole` (Rodrigues' rotation about south x pole). The default pole
+ * leaves the generator's bits untouched. */
+static void turn_south_pole(avi_mesh *mesh, const double pole[3])
+{
+    double len = sqrt(pole[0] * pole[0] + pole[1] * pole[1] + pole[2] * pole[2]);
+    double b[3] = {pole[0] / len, pole[1] / len, pole[2] / len};
+    if (b[0] == 0.0 && b[1] == 0.0 && b[2] < 0.0) return;
+    if (b[0] == 0.0 && b[1] == 0.0) { /* the north pole: half a turn about x */
+        for (size_t i = 0; i < mesh->vertex_count; i++) {
+            mesh->x[i][1] = -mesh->x[i][1];
+            mesh->x[i][2] = -mesh->x[i][2];
+        }
+        return;
+    }
+    /* axis k = (0, 0, -1) x b / |.|, cos = -b_z, sin = |(0, 0, -1) x b| */
+    double s = sqrt(b[0] * b[0] + b[1] * b[1]), co = -b[2];
+    double k[3] = {b[1] / s, -b[0] / s, 0.0};
+    for (size_t i = 0; i < mesh->vertex_count; i++) {
+        double *x = mesh->x[i];
+        double kx[3] = {k[1] * x[2] - k[2] * x[1], k[2] * x[0] - k[0] * x[2], k[0] * x[1] - k[1] * x[0]};
+        double kd = k[0] * x[0] + k[1] * x[1] + k[2] * x[2], r[3];
+        for (int c = 0; c < 3; c++) r[c] = x[c] * co + kx[c] * s + k[c] * kd * (1.0 - co);
+        for (int c = 0; c < 3; c++) x[c] = r[c];
+    }
+}
+
+/* A mesh file's vertices that no element uses (Gmsh keeps its geometry
+ * and size-control points among the nodes) are dropped, said once on
+ * stderr; *renumber then maps the file's numbers to the kept ones
+ * (UINT32_MAX: dropped). */
+static int drop_unused(const bctx *c, avi_mesh *mesh, uint32_t **renumber)
+{
+    avi_error e = {AVI_OK, ""};
+    size_t n = mesh->vertex_count, dropped = 0;
+    if (!(*renumber = malloc((n ? n : 1) * sizeof **renumber)))
+        return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.file", "out of memory");
+    if (avi_mesh_drop_unused(mesh, *renumber, &dropped, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
+    if (dropped == 0) {
+        free(*renumber);
+        *renumber = NULL;
+        return AVI_OK;
+    }
+    fprintf(stderr, "note: %s: dropped %zu of %zu nodes that no %s uses (geometry or size-control points)\n",
+            c->b->mesh.file, dropped, n, mesh->tet_count ? "tetrahedron" : "triangle");
+    return AVI_OK;
+}
+
+/* The body's mesh. *renumber (freed by the caller) maps the mesh's own
+ * vertex numbers (*own_count of them) to the body's when they differ:
+ * unused vertices of a file dropped, mesh.reorder. */
+static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, size_t *own_count, unsigned char *sha256)
 {
     const avi_scene_mesh *sm = &c->b->mesh;
     avi_error e = {AVI_OK, ""};
@@ -77,13 +126,21 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
     case AVI_MESH_DISK: rc = avi_mesh_disk(sm->radius, sm->rings, mesh, &e); break;
     case AVI_MESH_RECT: rc = avi_mesh_rect_grid(sm->lx, sm->ly, sm->nx, sm->ny, mesh, &e); break;
     case AVI_MESH_TET_BOX: rc = avi_mesh_tet_box(sm->lx, sm->ly, sm->lz, sm->nx, sm->ny, sm->nz, mesh, &e); break;
+    case AVI_MESH_BALL:
+        rc = sm->shells ? avi_mesh_tet_ball_shells(sm->radius, sm->n, sm->grading, mesh, &e)
+                        : avi_mesh_tet_ball_graded(sm->radius, sm->n, sm->grading, mesh, &e);
+        if (rc == AVI_OK) turn_south_pole(mesh, sm->pole);
+        break;
     case AVI_MESH_FILE:
         rc = avi_mesh_read_hashed(sm->file, mesh, sha256, &e);
         if (rc) return mesh_fail(c, c->b->mesh_line, "mesh.file", &e);
+        *own_count = mesh->vertex_count;
+        if ((rc = drop_unused(c, mesh, renumber))) return rc;
         break;
     default: return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "no mesh");
     }
     if (rc) return mesh_fail(c, c->b->mesh_line, "mesh", &e);
+    if (sm->source != AVI_MESH_FILE) *own_count = mesh->vertex_count;
     if (sm->jitter > 0.0 && avi_mesh_jitter_interior(mesh, sm->jitter, sm->seed, &e))
         return mesh_fail(c, c->b->mesh_line, "mesh.jitter", &e);
     char what[200];
@@ -97,9 +154,19 @@ static int make_mesh(const bctx *c, avi_mesh *mesh, uint32_t **renumber, unsigne
         return fail(c, AVI_ERR_INPUT, c->b->mesh_line, "mesh", "too many vertices (%zu)", mesh->vertex_count);
     /* After validation, so that its messages use the mesh's own numbers. */
     if (sm->reorder) {
-        if (!(*renumber = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof **renumber)))
-            return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
-        if (avi_mesh_reorder(mesh, *renumber, &e)) return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+        uint32_t *order = malloc((mesh->vertex_count ? mesh->vertex_count : 1) * sizeof *order);
+        if (!order) return fail(c, AVI_ERR_RUN, c->b->mesh_line, "mesh.reorder", "out of memory");
+        if (avi_mesh_reorder(mesh, order, &e)) {
+            free(order);
+            return mesh_fail(c, c->b->mesh_line, "mesh.reorder", &e);
+        }
+        if (*renumber) { /* after dropping: file -> kept -> reordered */
+            for (size_t v = 0; v < *own_count; v++)
+                if ((*renumber)[v] != UINT32_MAX) (*renumber)[v] = order[(*renumber)[v]];
+            free(order);
+        } else {
+            *renumber = order;
+        }
     }
     return AVI_OK;
 }
@@ -181,15 +248,20 @@ static unsigned char *open_edge_vertices(const avi_mesh *mesh)
 /* Marks the pinned vertices (body-local), checking what the scene could
  * not check before the mesh existed. pinned.indices name vertices as the
  * mesh numbers them; `renumber` (mesh.reorder, else NULL) maps them. */
-static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uint32_t *renumber, unsigned char *pinned)
+static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uint32_t *renumber, size_t own_count,
+                    unsigned char *pinned)
 {
     const avi_scene_body *b = c->b;
     if (b->pin == AVI_PIN_INDICES) {
         for (size_t i = 0; i < b->pin_count; i++) {
-            if (b->pin_indices[i] >= nv)
+            if (b->pin_indices[i] >= own_count)
                 return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
-                            "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], nv);
-            pinned[renumber ? renumber[b->pin_indices[i]] : b->pin_indices[i]] = 1;
+                            "vertex %u out of range (the body has %zu vertices)", b->pin_indices[i], own_count);
+            uint32_t v = renumber ? renumber[b->pin_indices[i]] : b->pin_indices[i];
+            if (v == UINT32_MAX)
+                return fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.indices",
+                            "vertex %u is used by no element of the mesh file (dropped)", b->pin_indices[i]);
+            pinned[v] = 1;
         }
     } else if (b->pin == AVI_PIN_BOX) {
         size_t n = 0;
@@ -210,7 +282,7 @@ static int pin_mask(const bctx *c, const double (*rest)[3], size_t nv, const uin
 
 /* Adds the body's vertices: rest positions, initial state, pins. */
 static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int body, const double (*vel)[3],
-                        const unsigned char *pinned_extra, const uint32_t *renumber, uint32_t *first)
+                        const unsigned char *pinned_extra, const uint32_t *renumber, size_t own_count, uint32_t *first)
 {
     const avi_scene_body *b = c->b;
     double (*rest)[3] = malloc((nv ? nv : 1) * sizeof *rest);
@@ -227,7 +299,7 @@ static int add_vertices(const bctx *c, const double (*pos)[3], size_t nv, int bo
             centroid[k] += rest[v][k] / (double)nv;
         }
     if (pinned_extra) memcpy(pinned, pinned_extra, nv);
-    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, renumber, pinned))) goto done;
+    if ((rc = pin_mask(c, (const double (*)[3])rest, nv, renumber, own_count, pinned))) goto done;
     *first = (uint32_t)avi_model_vertex_count(c->m);
     for (size_t v = 0; v < nv; v++) {
         int64_t id = avi_model_add_vertex(c->m, body, rest[v]);
@@ -268,7 +340,8 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
     size_t nedge = 0, nsurface = 0;
     unsigned char *used = NULL, *boundary = NULL;
     uint32_t *renumber = NULL;
-    int rc = make_mesh(c, &mesh, &renumber, info ? info->mesh_sha256 : NULL);
+    size_t own_count = 0;
+    int rc = make_mesh(c, &mesh, &renumber, &own_count, info ? info->mesh_sha256 : NULL);
     if (rc) goto done;
 
     static const char *const model_names[] = {"shell", "membrane", "neo-hookean", "spring"};
@@ -318,9 +391,12 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
 
     uint32_t first;
     if (b->pin == AVI_PIN_BOUNDARY && b->pin_clamped && !(mat->model == AVI_MATERIAL_SHELL && mat->bending == AVI_BENDING_MIDEDGE)) {
+        static const char *const no_slope[] = {"a hinge shell", "a membrane", "a neo-hookean solid (tetrahedra)",
+                                               "a spring network"};
         rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary",
                   "clamped needs material '%s' to be model: shell with bending: midedge (%s has no slope to hold); "
-                  "use boundary: simply-supported", mat->name, mat->model == AVI_MATERIAL_SHELL ? "a hinge" : "a membrane");
+                  "use boundary: simply-supported%s", mat->name, no_slope[mat->model],
+                  mesh.tet_count ? ", or pinned: box for a solid" : "");
         goto done;
     }
     if (b->pin == AVI_PIN_BOUNDARY) {
@@ -332,11 +408,14 @@ static int build_mesh_body(const bctx *c, int body, avi_scene_body_info *info)
         size_t n = 0;
         for (size_t v = 0; v < mesh.vertex_count; v++) n += boundary[v];
         if (n == 0) {
-            rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary", "the surface is closed: it has no boundary");
+            rc = fail(c, AVI_ERR_INPUT, b->pinned_line, "pinned.boundary", "%s",
+                      mesh.tet_count ? "a solid (tetrahedra) has no open boundary to pin; use pinned: box or indices"
+                                     : "the surface is closed: it has no boundary");
             goto done;
         }
     }
-    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, renumber, &first)))
+    if ((rc = add_vertices(c, (const double (*)[3])mesh.x, mesh.vertex_count, body, NULL, boundary, renumber, own_count,
+                           &first)))
         goto done;
 
     if (shell) {
@@ -426,7 +505,7 @@ static int build_particle_body(const bctx *c, int body, avi_scene_body_info *inf
         pinned[i] = (unsigned char)(b->particles[i].pinned != 0);
     }
     uint32_t first;
-    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, NULL, &first))) goto done;
+    if ((rc = add_vertices(c, (const double (*)[3])x, n, body, (const double (*)[3])v, pinned, NULL, n, &first))) goto done;
     for (size_t i = 0; i < n; i++)
         if (b->particles[i].mass > 0.0 && avi_model_add_mass(c->m, first + (uint32_t)i, b->particles[i].mass)) {
             rc = model_fail(c);
@@ -578,6 +657,40 @@ static int check_clearance(const avi_scene *s, const avi_model *m, const avi_sce
                          a == b ? "; its mesh is finer than" : " or lower");
 }
 
+/* A hand-built avi_scene may hold any int in an enum field: refused here,
+ * naming the field, before anything indexes a table by it. */
+static int check_enums(const avi_scene *s, avi_error *err)
+{
+    for (size_t i = 0; i < s->material_count; i++) {
+        const avi_scene_material *mat = &s->materials[i];
+        if ((unsigned)mat->model > AVI_MATERIAL_SPRING)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: materials.%.60s.model: %d is not an avi_material_model",
+                                 s->source, mat->name, (int)mat->model);
+        if (mat->model == AVI_MATERIAL_SHELL && mat->bending != AVI_BENDING_HINGE && mat->bending != AVI_BENDING_MIDEDGE &&
+            mat->bending != AVI_BENDING_NONE)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: materials.%.60s.bending: %d is not an avi_bending",
+                                 s->source, mat->name, mat->bending);
+    }
+    for (size_t i = 0; i < s->body_count; i++) {
+        const avi_scene_body *b = &s->bodies[i];
+        if ((unsigned)b->mesh.source > AVI_MESH_BALL)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.mesh: source %d is not an avi_mesh_source",
+                                 s->source, i, (int)b->mesh.source);
+        if ((unsigned)b->pin > AVI_PIN_BOUNDARY)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.pinned: %d is not an avi_pin_kind", s->source,
+                                 i, (int)b->pin);
+        if (b->material >= 0 && (size_t)b->material >= s->material_count && b->mesh.source != AVI_MESH_NONE)
+            return avi_error_set(err, AVI_ERR_INPUT, "%.150s: bodies.%zu.material: %d is not a material index",
+                                 s->source, i, b->material);
+        for (size_t p = 0; p < b->particle_count; p++)
+            if ((unsigned)b->particles[p].constraint.kind > AVI_SURFACE_CIRCLE)
+                return avi_error_set(err, AVI_ERR_INPUT,
+                                     "%.150s: bodies.%zu.particles.%zu.constraint: %d is not an avi_surface_kind",
+                                     s->source, i, p, (int)b->particles[p].constraint.kind);
+    }
+    return AVI_OK;
+}
+
 int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info, avi_error *err)
 {
     *out = NULL;
@@ -589,8 +702,8 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         err->status = AVI_OK;
         err->message[0] = '\0';
     }
-    int rc = avi_scene_check_materials(s, err);
-    if (rc) return rc;
+    int rc = check_enums(s, err);
+    if (rc || (rc = avi_scene_check_materials(s, err)) || (rc = avi_scene_check_generated_memory(s, err))) return rc;
     avi_model *m = avi_model_create();
     avi_body_potentials *ranges = calloc(s->body_count ? s->body_count : 1, sizeof *ranges);
     if (!m || !ranges) goto oom;
@@ -627,6 +740,7 @@ int avi_scene_build(const avi_scene *s, avi_model **out, avi_scene_bodies *info,
         goto failed;
     }
     if ((rc = avi_scene_check_limits(s, m, ranges, err))) goto failed;
+    if (s->contact.enabled && (rc = avi_scene_check_contact_memory(s, m, err))) goto failed;
     if (s->contact.enabled && (rc = check_clearance(s, m, info, err))) goto failed;
     free(ranges);
     if (own_info) avi_scene_bodies_free(info);

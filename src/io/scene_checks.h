@@ -46,4 +46,16 @@ int avi_potential_body(const avi_body_potentials *ranges, size_t body_count, avi
 int avi_scene_check_limits(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges,
                            avi_error *err);
 
+/* Memory this process may use: physical memory, or half of ulimit -v or -d
+ * when less; *what names which (src/io/scene_memory.c). */
+double avi_memory_available(const char **what);
+
+/* Before generating: the generated meshes' estimated memory is within
+ * avi_memory_available, naming the largest body's size key. */
+int avi_scene_check_generated_memory(const avi_scene *s, avi_error *err);
+
+/* After building, with contact: the broad phase's candidate lists (from the
+ * surfaces' triangle sizes and contact.thickness) fit too. */
+int avi_scene_check_contact_memory(const avi_scene *s, const avi_model *m, avi_error *err);
+
 #endif

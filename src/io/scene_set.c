@@ -69,6 +69,55 @@ static int allowed(const char *ctx, const char *key)
     return 0;
 }
 
+/* Appends a word to a space-separated list, cut (with "...") when full. */
+static void add_word(char *out, size_t len, const char *word)
+{
+    size_t n = strlen(out), w = strlen(word);
+    if (n + w + 5 >= len) {
+        if (n + 5 < len && !strstr(out, " ...")) strcat(out, " ...");
+        return;
+    }
+    if (n) out[n++] = ' ';
+    memcpy(out + n, word, w + 1);
+}
+
+/* " (<path> takes: <keys>)" for an unknown key, as the scene file's
+ * messages say it: the schema's keys where `stop` is a mapping, the item
+ * names and indices where it is a sequence; "" when nothing is known.
+ * `key` is the full key with dots restored, `at` where the failing
+ * segment starts. */
+static void valid_keys(const ynode *stop, const char *ctx, const char *key, size_t at, char *out, size_t len)
+{
+    char words[768] = "", where[256];
+    out[0] = '\0';
+    if (!stop) return;
+    if (at > 0) snprintf(where, sizeof where, "%.*s", (int)(at - 1), key);
+    else snprintf(where, sizeof where, "the scene");
+    if (stop->kind == YN_MAP) {
+        const char *keys = avi_scene_schema_keys(ctx);
+        if (keys && strcmp(keys, "*") != 0) {
+            snprintf(words, sizeof words, "%s", keys);
+        } else {
+            for (size_t i = 0; i < stop->n; i++) add_word(words, sizeof words, stop->keys[i]->str);
+        }
+    } else if (stop->kind == YN_SEQ) {
+        for (size_t i = 0; i < stop->n; i++) {
+            const char *name = item_name(stop->items[i]);
+            if (name) add_word(words, sizeof words, name);
+        }
+        char range[48];
+        if (stop->n) snprintf(range, sizeof range, "%s0..%zu", words[0] ? "or " : "", stop->n - 1);
+        else snprintf(range, sizeof range, "none: the list is empty");
+        add_word(words, sizeof words, range);
+        snprintf(out, len, " (%.120s has: %.360s)", where, words);
+        return;
+    } else {
+        snprintf(out, len, " (%.120s is a value, not a mapping)", where);
+        return;
+    }
+    if (words[0]) snprintf(out, len, " (%.120s takes: %.360s)", where, words);
+}
+
 int avi_scene_apply_set(ynode *root, const char *assignment, const char *source, avi_error *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -108,6 +157,9 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
     char ctx[256] = "";
     char *seg = key;
     rc = AVI_OK;
+    /* Where the walk stopped, for the message: the node and the path to it. */
+    const ynode *stop = NULL;
+    size_t stop_at = 0;
     for (;;) {
         char *dot = strchr(seg, '.');
         if (dot) *dot = '\0';
@@ -115,6 +167,8 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
         char cctx[256];
         ynode **slot = NULL;
         if (!*seg) break;
+        stop = node;
+        stop_at = (size_t)(seg - key);
         child_context(cctx, sizeof cctx, ctx, node, seg);
         if (node->kind == YN_MAP) {
             for (size_t i = 0; i < node->n; i++)
@@ -165,7 +219,9 @@ int avi_scene_apply_set(ynode *root, const char *assignment, const char *source,
         /* The walk stopped early: restore the dots for the message. */
         for (size_t i = 0; i < klen; i++)
             if (key[i] == '\0') key[i] = '.';
-        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: no such key", source, key);
+        char valid[512];
+        valid_keys(stop, ctx, key, stop_at, valid, sizeof valid);
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: --set %s: no such key%s", source, key, valid);
     }
     yn_free(value);
     free(key);

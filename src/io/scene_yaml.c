@@ -332,7 +332,7 @@ static const struct {
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness bending"},
     {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
-    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz file jitter seed reorder"},
+    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz n grading pole shells file jitter seed reorder"},
     {"bodies.#.particles.#", "x v mass pinned constraint"},
     {"bodies.#.particles.#.constraint", "sphere circle"},
     {"bodies.#.particles.#.constraint.sphere", "center radius"},
@@ -678,7 +678,22 @@ static int choice(vctx *c, const ynode *map, const char *base, const char *key, 
 static const char *const material_names[] = {"shell", "membrane", "neo-hookean", "spring"};
 /* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
 static const char *const bending_names[] = {"none", "hinge", "midedge"};
-static const char *const generator_names[] = {"icosphere", "disk", "rect", "tet_box"};
+static const char *const generator_names[] = {"icosphere", "disk", "rect", "tet_box", "ball"};
+#define GENERATOR_COUNT 5
+
+/* Generator sources in generator_names' order (AVI_MESH_BALL follows
+ * AVI_MESH_FILE, so that the enum's older values keep theirs). */
+static avi_mesh_source generator_source(int g)
+{
+    return g == 4 ? AVI_MESH_BALL : (avi_mesh_source)(AVI_MESH_ICOSPHERE + g);
+}
+
+static const char *generator_name(avi_mesh_source source)
+{
+    if (source == AVI_MESH_BALL) return "ball";
+    if (source >= AVI_MESH_ICOSPHERE && source <= AVI_MESH_TET_BOX) return generator_names[source - AVI_MESH_ICOSPHERE];
+    return "file";
+}
 static const char *const rule_names[] = {"stability", "cfl", "fixed"};
 
 static int valid_scene_name(const char *s)
@@ -861,6 +876,7 @@ static double generated_vertices(const avi_scene_mesh *m)
     case AVI_MESH_DISK: return 1.0 + 3.0 * m->rings * (m->rings + 1.0);
     case AVI_MESH_RECT: return (m->nx + 1.0) * (m->ny + 1.0);
     case AVI_MESH_TET_BOX: return (m->nx + 1.0) * (m->ny + 1.0) * (m->nz + 1.0);
+    case AVI_MESH_BALL: return (m->n + 1.0) * (m->n + 1.0) * (m->n + 1.0);
     default: return 0.0;
     }
 }
@@ -886,12 +902,13 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
         takes = "file jitter seed reorder";
     } else {
         int g = 0;
-        if (choice(c, m, base, "generator", 1, generator_names, 4, "generator", &g)) return AVI_ERR_INPUT;
-        mesh->source = (avi_mesh_source)(AVI_MESH_ICOSPHERE + g);
+        if (choice(c, m, base, "generator", 1, generator_names, GENERATOR_COUNT, "generator", &g)) return AVI_ERR_INPUT;
+        mesh->source = generator_source(g);
         static const char *const gen_keys[] = {"generator radius subdivisions jitter seed reorder",
                                                "generator radius rings jitter seed reorder",
                                                "generator lx ly nx ny jitter seed reorder",
-                                               "generator lx ly lz nx ny nz jitter seed reorder"};
+                                               "generator lx ly lz nx ny nz jitter seed reorder",
+                                               "generator radius n grading pole shells jitter seed reorder"};
         takes = gen_keys[g];
     }
     for (size_t k = 0; k < m->n; k++)
@@ -899,11 +916,11 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
             join(path, base, m->keys[k]->str);
             if (!in_list(avi_scene_schema_keys("bodies.#.mesh"), m->keys[k]->str))
                 return vfail(c, m->keys[k], path, "unknown key (%s takes: %s)",
-                             file ? "a mesh file" : generator_names[mesh->source - AVI_MESH_ICOSPHERE],
+                             file ? "a mesh file" : generator_name(mesh->source),
                              file ? takes : takes + 10);
             if (file) return vfail(c, m->keys[k], path, "not a parameter of a mesh file (takes: %s)", takes);
             return vfail(c, m->keys[k], path, "not a parameter of generator %s (takes: %s)",
-                         generator_names[mesh->source - AVI_MESH_ICOSPHERE], takes + 10);
+                         generator_name(mesh->source), takes + 10);
         }
     long long x;
     switch (mesh->source) {
@@ -932,6 +949,34 @@ static int load_mesh(vctx *c, const ynode *m, const char *base, const avi_scene 
         if (generated_vertices(mesh) > MAX_GENERATED_VERTICES) {
             join(path, base, nk[0]);
             return vfail(c, map_get(m, "nx"), path, "mesh too large: %.0f vertices (at most %.0f)",
+                         generated_vertices(mesh), MAX_GENERATED_VERTICES);
+        }
+        break;
+    }
+    case AVI_MESH_BALL: {
+        if (num(c, m, base, "radius", 1, R_POS, &mesh->radius)) return AVI_ERR_INPUT;
+        if (integer(c, m, base, "n", 1, 1, 1024, &x)) return AVI_ERR_INPUT;
+        mesh->n = (int)x;
+        if (num(c, m, base, "grading", 0, R_NONNEG, &mesh->grading)) return AVI_ERR_INPUT;
+        if (!(mesh->grading < 1.0)) {
+            join(path, base, "grading");
+            return vfail(c, map_get(m, "grading"), path, "must be in [0, 1), got %g", mesh->grading);
+        }
+        mesh->pole[0] = mesh->pole[1] = 0.0;
+        mesh->pole[2] = -1.0;
+        if (vec3(c, m, base, "pole", 0, mesh->pole)) return AVI_ERR_INPUT;
+        /* Kept as given (the emitted text reloads to the same bits); the
+         * build normalises it. */
+        double len = sqrt(mesh->pole[0] * mesh->pole[0] + mesh->pole[1] * mesh->pole[1] + mesh->pole[2] * mesh->pole[2]);
+        if (!(len > 0.0) || !isfinite(len) || !isnormal(len)) {
+            join(path, base, "pole");
+            return vfail(c, map_get(m, "pole"), path, "must be a non-zero direction of moderate length");
+        }
+        mesh->shells = 1;
+        if (boolean(c, m, base, "shells", &mesh->shells)) return AVI_ERR_INPUT;
+        if (generated_vertices(mesh) > MAX_GENERATED_VERTICES) {
+            join(path, base, "n");
+            return vfail(c, map_get(m, "n"), path, "mesh too large: %.0f vertices (at most %.0f)",
                          generated_vertices(mesh), MAX_GENERATED_VERTICES);
         }
         break;
@@ -1259,14 +1304,14 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
         if (load_mesh(c, mesh, path, s, b)) return AVI_ERR_INPUT;
         /* Element kind against material, where the generator tells. */
         join(path, base, "material");
-        int solid_mesh = b->mesh.source == AVI_MESH_TET_BOX;
+        int solid_mesh = b->mesh.source == AVI_MESH_TET_BOX || b->mesh.source == AVI_MESH_BALL;
         int surface_mesh = b->mesh.source != AVI_MESH_FILE && !solid_mesh;
         if (solid_mesh && (material->model == AVI_MATERIAL_SHELL || material->model == AVI_MATERIAL_MEMBRANE))
-            return vfail(c, mat, path, "material '%s' (%s) needs a triangle mesh; tet_box makes tetrahedra",
-                         material->name, material_names[material->model]);
+            return vfail(c, mat, path, "material '%s' (%s) needs a triangle mesh; %s makes tetrahedra",
+                         material->name, material_names[material->model], generator_name(b->mesh.source));
         if (surface_mesh && material->model == AVI_MATERIAL_NEO_HOOKEAN)
             return vfail(c, mat, path, "material '%s' (neo-hookean) needs tetrahedra; %s makes triangles",
-                         material->name, generator_names[b->mesh.source - AVI_MESH_ICOSPHERE]);
+                         material->name, generator_name(b->mesh.source));
     } else {
         if (material && material->model != AVI_MATERIAL_SPRING)
             return vfail(c, mat, path, "particle bodies take a spring material, not %s ('%s')",
@@ -1702,6 +1747,18 @@ static void emit_mesh(sbuf *b, const avi_scene_mesh *m)
         sb_printf(b, ", lz: ");
         sb_num(b, m->lz);
         sb_printf(b, ", nx: %d, ny: %d, nz: %d", m->nx, m->ny, m->nz);
+        break;
+    case AVI_MESH_BALL:
+        sb_printf(b, "generator: ball, radius: ");
+        sb_num(b, m->radius);
+        sb_printf(b, ", n: %d, grading: ", m->n);
+        sb_num(b, m->grading);
+        sb_printf(b, ", pole: [");
+        for (int k = 0; k < 3; k++) {
+            if (k) sb_printf(b, ", ");
+            sb_num(b, m->pole[k]);
+        }
+        sb_printf(b, "], shells: %s", m->shells ? "true" : "false");
         break;
     default:
         sb_printf(b, "file: ");

@@ -143,7 +143,7 @@ static int ball_drop_build(const ball_drop_setup *s, ball_drop_model *b)
     b->first[0] = (uint32_t)f0;
     b->first[1] = s->two ? (uint32_t)f1 : 0;
     if (!s->two) b->count[1] = 0;
-    avi_contact_settings cs = {s->thickness, s->inner, s->stiffness, 0};
+    avi_contact_settings cs = {s->thickness, s->inner, s->stiffness, 0, 0.0};
     if (avi_model_set_contact(b->m, &cs)) return -1;
     avi_time_step rule = avi_default_time_step();
     if (s->levels >= 0) rule.levels_per_octave = s->levels;

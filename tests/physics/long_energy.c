@@ -49,7 +49,8 @@ int main(int argc, char **argv)
     }
     int bar = !strcmp(argv[1], "bar"), sync = !strcmp(argv[2], "sync");
     double t_end = atof(argv[3]);
-    graded_setup g = {argc > 5 ? atoi(argv[5]) : -1, argc > 4 ? atof(argv[4]) : 0.0, argc > 6 ? atof(argv[6]) : 0.0};
+    graded_setup g = {argc > 5 ? atoi(argv[5]) : -1, argc > 4 ? atof(argv[4]) : 0.0, argc > 6 ? atof(argv[6]) : 0.0,
+                      (avi_bending)0 /* hinge, as documented in graded_models.h */};
     avi_model *m = bar ? graded_tet_bar_with(g) : graded_shell_with(g);
     if (!m || !(t_end > 0.0)) {
         fprintf(stderr, "long_energy: cannot build the model or bad end time\n");

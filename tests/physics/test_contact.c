@@ -902,7 +902,7 @@ static void crossed_bars(double slide, double approach, double gap, double t_end
 {
     const double w = 0.02, len = 0.2, h = w * sqrt(0.5);
     avi_model *m = avi_model_create();
-    avi_contact_settings cs = {1.0e-3, ETA_INF_BODIES, 0, 0};
+    avi_contact_settings cs = {1.0e-3, ETA_INF_BODIES, 0, 0, 0.0};
     ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
     /* An odd cell count keeps vertices off the crossing at x = y = 0. */
     const double I[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
@@ -1017,7 +1017,7 @@ static void folding_strip(double w_left, double w_right, double t_end, int sampl
     add_hinges_except(m, &mesh, spine, &sheet);
     free(spine);
     for (int j = 0; j <= ny; j++) ck_assert_int_eq(avi_model_pin(m, (uint32_t)(j * (nx + 1) + nx / 2)), 0);
-    avi_contact_settings cs = {1.0e-3, ETA_INF_BODIES, 0, 0};
+    avi_contact_settings cs = {1.0e-3, ETA_INF_BODIES, 0, 0, 0.0};
     ck_assert_int_eq(avi_model_set_contact(m, &cs), 0);
     ck_assert_int_eq(avi_model_add_contact_triangles(m, (const uint32_t (*)[3])mesh.triangles, mesh.triangle_count),
                      0);

@@ -66,7 +66,7 @@ static ball_drop_result run(ball_drop_setup s, const char *what)
 START_TEST(test_ball_on_flat_thick_layers)
 {
     for (int levels = -1; levels <= 0; levels++) {
-        ball_drop_setup s = {8, 5e-4, 1e-4, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, NULL, NULL};
+        ball_drop_setup s = {8, 5e-4, 1e-4, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0, 0};
         ball_drop_result r = run(s, levels ? "ball on flat, 5e-4, step levels" : "ball on flat, 5e-4, exact steps");
         ck_assert_msg(fabs(r.de_after) <= 1e-3 * r.e0, "energy after contact %+g of E0", r.de_after / r.e0);
         ck_assert_msg(r.restitution > 0.9 && r.restitution <= 1.0, "restitution %.6f", r.restitution);
@@ -79,7 +79,7 @@ END_TEST
 START_TEST(test_two_balls_momentum)
 {
     for (int thin = 0; thin <= 1; thin++) {
-        ball_drop_setup s = {4, thin ? 5e-5 : 5e-4, thin ? 1e-5 : 1e-4, 0.2, 1, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL};
+        ball_drop_setup s = {4, thin ? 5e-5 : 5e-4, thin ? 1e-5 : 1e-4, 0.2, 1, -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0, 0};
         ball_drop_result r = run(s, thin ? "two balls, N = 4, 5e-5" : "two balls, N = 4, 5e-4");
         ck_assert_msg(r.dp_max <= 1e-12, "linear momentum changed by %g of m v", r.dp_max);
         ck_assert_msg(fabs(r.de_after) <= 2e-3 * r.e0, "energy after contact %+g of E0", r.de_after / r.e0);
@@ -99,7 +99,7 @@ static void bar(ball_drop_setup s, const char *what)
 
 static void bar_flat(int n, double eta, double inner, double speed, int levels, double safety)
 {
-    ball_drop_setup s = {n, eta, inner, speed, 0, levels, safety, 0.0, 0.0, 0.0, NULL, NULL};
+    ball_drop_setup s = {n, eta, inner, speed, 0, levels, safety, 0.0, 0.0, 0.0, NULL, NULL, 0.0, 0};
     char what[120];
     snprintf(what, sizeof what, "ball on flat, N = %d, %g / %g, %g m/s, %s, safety %g", n, eta, inner, speed,
              levels ? "step levels" : "exact steps", safety > 0.0 ? safety : 0.25);
@@ -141,7 +141,7 @@ START_TEST(test_ball_on_flat_thin_layers)
 {
     for (int levels = -1; levels <= 0; levels++) {
         clock_probe cp = {0, 0, 0};
-        ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, probe_clocks, &cp};
+        ball_drop_setup s = {8, 5e-5, 1e-5, 0.2, 0, levels, 0.0, 0.0, 0.0, 0.0, probe_clocks, &cp, 0.0, 0};
         ball_drop_result r = run(s, levels ? "ball on flat, 5e-5, step levels" : "ball on flat, 5e-5, exact steps");
         ck_assert_msg(fabs(r.de_end) <= 1e-3 * r.e0, "energy changed by %+g of E0", r.de_end / r.e0);
         ck_assert_msg(r.restitution <= 1.001, "restitution %.6f", r.restitution);
@@ -162,7 +162,7 @@ START_TEST(test_ball_on_flat_thin_layers_fine)
 {
     if (!avi_test_long()) return;
     for (int k = 0; k < 4; k++) {
-        ball_drop_setup s = {16, 5e-5, 1e-5, k < 2 ? 0.2 : 1.0, 0, k % 2 ? 0 : -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL};
+        ball_drop_setup s = {16, 5e-5, 1e-5, k < 2 ? 0.2 : 1.0, 0, k % 2 ? 0 : -1, 0.0, 0.0, 0.0, 0.0, NULL, NULL, 0.0, 0};
         char what[80];
         snprintf(what, sizeof what, "ball on flat, N = 16, 5e-5, %g m/s, %s", s.speed, k % 2 ? "exact steps" : "step levels");
         ball_drop_result r = run(s, what);

@@ -22,7 +22,7 @@ static inline double fd_rel_error(const double *a, const double *b, int n, doubl
 static inline double fd_gradient_error(const void *p, fd_energy_fn energy, fd_gradient_fn gradient,
                                        const double *x0, int n, double h)
 {
-    double x[36], g[36], fd[36];
+    double x[36] = {0}, g[36], fd[36]; /* zeroed: -O1 cannot see that n entries are set */
     for (int i = 0; i < n; i++) x[i] = x0[i];
     gradient(p, x, g);
     for (int i = 0; i < n; i++) {
@@ -41,7 +41,7 @@ static inline double fd_gradient_error(const void *p, fd_energy_fn energy, fd_gr
 static inline double fd_hessian_error(const void *p, fd_gradient_fn gradient, fd_hessian_fn hessian,
                                       const double *x0, int n, double h)
 {
-    double x[36], H[1296], fd[1296], gp[36], gm[36];
+    double x[36] = {0}, H[1296], fd[1296], gp[36], gm[36];
     for (int i = 0; i < n; i++) x[i] = x0[i];
     hessian(p, x, H);
     for (int j = 0; j < n; j++) {

@@ -103,6 +103,86 @@ START_TEST(test_contact_default_matches_the_scene)
 }
 END_TEST
 
+/* Model calls refuse what would later be misreported: a mass sum that
+ * overflows (finalize would call it "no mass"), a NULL body name, enum
+ * values outside their enums. */
+START_TEST(test_model_refuses_bad_values_where_given)
+{
+    avi_model *m = two_vertices();
+    ck_assert_int_eq(avi_model_add_mass(m, 1, 1e308), AVI_OK);
+    ck_assert_int_eq(avi_model_add_mass(m, 1, 1e308), AVI_ERR_INPUT);
+    const char *msg = avi_model_error(m)->message;
+    ck_assert_msg(strstr(msg, "vertex 1") && strstr(msg, "overflows"), "%s", msg);
+    ck_assert(avi_model_vertex_mass(m, 1) == 1e308); /* the sum was not kept */
+
+    ck_assert_int_eq(avi_model_add_body(m, NULL), -1);
+    ck_assert_int_eq(avi_model_error(m)->status, AVI_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(avi_model_error(m)->message, "name"));
+    ck_assert_int_eq(avi_model_body_count(m), 1);
+
+    const double x2[3] = {0, 1, 0};
+    ck_assert_int_eq(avi_model_add_vertex(m, 0, x2), 2);
+    const uint32_t tri[1][3] = {{0, 1, 2}};
+    const avi_shell_material steel = {2e11, 0.3, 7850, 1e-3};
+    ck_assert_int_eq(avi_model_add_shell_mesh(m, tri, 1, &steel, (avi_bending)99, 0), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(avi_model_error(m)->message, "bending model 99"), "%s", avi_model_error(m)->message);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_MEMBRANE), 0); /* nothing half added */
+    ck_assert_int_eq(avi_model_add_shell_mesh(m, tri, 1, &steel, AVI_BENDING_NONE, 0), AVI_OK);
+
+    avi_time_step r = avi_default_time_step();
+    r.rule = (avi_dt_rule)42;
+    ck_assert_int_eq(avi_model_finalize(m, &r), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(avi_model_error(m)->message, "time_step.rule 42"), "%s", avi_model_error(m)->message);
+    r.rule = AVI_DT_STABILITY;
+    ck_assert_int_eq(avi_model_finalize(m, &r), AVI_OK);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* A ball too small for doubles names its radius, not n or the grading. */
+START_TEST(test_tet_ball_names_the_radius)
+{
+    avi_mesh mesh;
+    avi_error err;
+    ck_assert_int_eq(avi_mesh_tet_ball_shells(1e-300, 4, 0.0, &mesh, &err), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, "radius 1e-300") && !strstr(err.message, "choose another n"), "%s", err.message);
+    ck_assert_int_eq(avi_mesh_tet_ball_graded(1e-300, 4, 0.5, &mesh, &err), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, "radius 1e-300"), "%s", err.message);
+    ck_assert_int_eq(avi_mesh_tet_ball_shells(1e300, 4, 0.0, &mesh, &err), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, "radius 1e+300"), "%s", err.message);
+    /* Small but representable balls still generate. */
+    ck_assert_int_eq(avi_mesh_tet_ball_shells(1e-6, 8, 0.5, &mesh, &err), AVI_OK);
+    avi_mesh_free(&mesh);
+}
+END_TEST
+
+/* A hand-built scene with enum values outside their enums is refused by
+ * avi_scene_build naming the field. */
+START_TEST(test_scene_build_refuses_bad_enums)
+{
+    const char *text = "time: {end: 1}\n"
+                       "materials: {film: {model: shell, youngs: 1e8, poisson: 0.3, density: 1000, thickness: 1e-4}}\n"
+                       "bodies:\n"
+                       "  - {name: sheet, mesh: {generator: rect, lx: 0.1, ly: 0.1, nx: 4, ny: 4}, material: film}\n";
+    static const char *const want[] = {"materials.film.bending: 99", "materials.film.model: 42",
+                                       "bodies.0.mesh: source 77", "bodies.0.pinned: 9"};
+    for (int k = 0; k < 4; k++) {
+        avi_scene sc;
+        avi_error err;
+        ck_assert_int_eq(avi_scene_load_string(text, strlen(text), "t", ".", NULL, 0, &sc, &err), AVI_OK);
+        if (k == 0) sc.materials[0].bending = 99;
+        if (k == 1) sc.materials[0].model = (avi_material_model)42;
+        if (k == 2) sc.bodies[0].mesh.source = (avi_mesh_source)77;
+        if (k == 3) sc.bodies[0].pin = (avi_pin_kind)9;
+        avi_model *m = NULL;
+        ck_assert_int_eq(avi_scene_build(&sc, &m, NULL, &err), AVI_ERR_INPUT);
+        ck_assert_msg(strstr(err.message, want[k]), "%s lacks %s", err.message, want[k]);
+        ck_assert_ptr_null(m);
+        avi_scene_free(&sc);
+    }
+}
+END_TEST
+
 static Suite *conventions_suite(void)
 {
     Suite *s = suite_create("api_conventions");
@@ -111,6 +191,9 @@ static Suite *conventions_suite(void)
     tcase_add_test(tc, test_output_calls_return_a_status);
     tcase_add_test(tc, test_defaults_are_the_documented_values);
     tcase_add_test(tc, test_contact_default_matches_the_scene);
+    tcase_add_test(tc, test_model_refuses_bad_values_where_given);
+    tcase_add_test(tc, test_tet_ball_names_the_radius);
+    tcase_add_test(tc, test_scene_build_refuses_bad_enums);
     suite_add_tcase(s, tc);
     return s;
 }

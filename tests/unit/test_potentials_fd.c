@@ -171,7 +171,7 @@ END_TEST
 
 START_TEST(test_gravity_gradient)
 {
-    avi_gravity p = {0, {0.0, 0.0, -9.81 * 2.0}, 0.0};
+    avi_gravity p = {{0}, {0.0, 0.0, -9.81 * 2.0}, 0.0};
     double x[1][3] = {{0.3, -0.2, 1.5}}, g[1][3];
     avi_gravity_gradient(&p, (const double (*)[3])x, g);
     double h = 1e-4;

@@ -546,13 +546,19 @@ START_TEST(test_set_errors)
     static const struct {
         const char *set, *want1, *want2;
     } cases[] = {
-        {"time.ned=1", "--set time.ned: no such key", NULL},
-        {"tiem=1", "--set tiem: no such key", NULL},
-        {"bodies.7.velocity=[0,0,0]", "--set bodies.7.velocity: no such key", NULL},
-        {"bodies.nobody.velocity=[0,0,0]", "--set bodies.nobody.velocity: no such key", NULL},
-        {"gravity.3=1", "--set gravity.3: no such key", NULL},
-        {"name.x=1", "--set name.x: no such key", NULL},
-        {"bodies.0.mesh.colour=red", "--set bodies.0.mesh.colour: no such key", NULL},
+        /* An unknown key lists the valid ones, as the scene file's messages do. */
+        {"time.ned=1", "--set time.ned: no such key", "(time takes: end)"},
+        {"tiem=1", "--set tiem: no such key", "(the scene takes: name description time integrator"},
+        {"bodies.7.velocity=[0,0,0]", "--set bodies.7.velocity: no such key", "(bodies has: sphere plate or 0..1)"},
+        {"bodies.nobody.velocity=[0,0,0]", "--set bodies.nobody.velocity: no such key",
+         "(bodies has: sphere plate or 0..1)"},
+        {"bodies.sphere.velocty=[0,0,0]", "--set bodies.sphere.velocty: no such key",
+         "(bodies.sphere takes: name mesh particles springs links material translate velocity"},
+        {"materials.steel.colour=red", "no such key", "(materials.steel takes: model youngs poisson"},
+        {"gravity.3=1", "--set gravity.3: no such key", "(gravity has: 0..2)"},
+        {"name.x=1", "--set name.x: no such key", "(name is a value, not a mapping)"},
+        {"bodies.0.mesh.colour=red", "--set bodies.0.mesh.colour: no such key",
+         "(bodies.0.mesh takes: generator radius subdivisions"},
         {"bodies..name=x", "no such key", NULL},
         {"time.end", "--set time.end: expected KEY=VALUE", NULL},
         {"=1", "expected KEY=VALUE", NULL},

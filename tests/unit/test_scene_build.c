@@ -5,9 +5,11 @@
 #include "avi/scene.h"
 #include "check_main.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void load(const char *text, const char *dir, avi_scene *s)
 {
@@ -552,6 +554,243 @@ START_TEST(test_overlapping_tets_file)
 }
 END_TEST
 
+/* Runs build() with stderr caught in a temporary file; returns what was
+ * written (freed by the caller). */
+static char *build_catching_stderr(const avi_scene *s, avi_scene_bodies *info, avi_model **m)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    *m = build(s, info);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    long n = ftell(tmp);
+    char *text = calloc((size_t)n + 1, 1);
+    rewind(tmp);
+    ck_assert_uint_eq(fread(text, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
+    return text;
+}
+
+/* Gmsh keeps geometry and size-control points among a mesh's nodes; such
+ * files (both .msh versions) and an .obj with a construction vertex build,
+ * dropping the unused vertices with one note on stderr; pinned.indices
+ * still name the file's own vertices. */
+START_TEST(test_mesh_file_unused_vertices)
+{
+    static const struct {
+        const char *file, *material, *note;
+        size_t kept, elements;
+        uint32_t pin;    /* a kept vertex in the file's numbers: at (1, 0, 0) */
+        uint32_t unused; /* a dropped one */
+    } cases[] = {
+        {"unused_nodes_v22.msh", "gel", "dropped 2 of 7 nodes that no tetrahedron uses", 5, 2, 2, 1},
+        {"unused_nodes_v41.msh", "gel", "dropped 2 of 7 nodes that no tetrahedron uses", 5, 2, 3, 0},
+        {"unused_vertices.obj", "film", "dropped 1 of 5 nodes that no triangle uses", 4, 2, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "time: {end: 1}\n"
+                 "materials:\n"
+                 "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                 "  gel: {model: neo-hookean, youngs: 1.0e5, poisson: 0.3, density: 100}\n"
+                 "bodies:\n"
+                 "  - {name: b, mesh: {file: %s}, material: %s, velocity: [0, 0, 1], pinned: {indices: [%u]}}\n",
+                 cases[i].file, cases[i].material, cases[i].pin);
+        avi_scene s;
+        load(text, "tests/data/meshes", &s);
+        avi_scene_bodies info;
+        avi_model *m;
+        char *err = build_catching_stderr(&s, &info, &m);
+        ck_assert_msg(strstr(err, cases[i].note) && strstr(err, cases[i].file), "%s: stderr '%s'", cases[i].file, err);
+        ck_assert_msg(strstr(strstr(err, "dropped") + 1, "dropped") == NULL, "said more than once: %s", err);
+        free(err);
+        const avi_scene_body_info *b = &info.bodies[0];
+        ck_assert_uint_eq(b->vertex_count, cases[i].kept);
+        ck_assert_uint_eq(b->tet_count ? b->tet_count : b->triangle_count, cases[i].elements);
+        double (*x)[3], (*v)[3];
+        initial_state(m, &x, &v);
+        size_t pinned = 0;
+        for (uint32_t k = 0; k < b->vertex_count; k++) {
+            /* the unused points (0.5, 0.5, 0.5), (2, 2, 2), (5, 5, 5) are gone */
+            ck_assert_msg(x[k][0] + x[k][1] + x[k][2] <= 2.0, "%s: vertex %u kept", cases[i].file, k);
+            if (v[k][2] == 0.0) {
+                pinned++;
+                ck_assert(x[k][0] == 1.0 && x[k][1] == 0.0 && x[k][2] == 0.0);
+            }
+        }
+        ck_assert_uint_eq(pinned, 1);
+        free(x);
+        free(v);
+        avi_model_destroy(m);
+        avi_scene_bodies_free(&info);
+        avi_scene_free(&s);
+
+        /* A pin on a dropped vertex names it. */
+        snprintf(text, sizeof text,
+                 "time: {end: 1}\n"
+                 "materials:\n"
+                 "  film: {model: membrane, youngs: 1.0e5, poisson: 0.2, density: 100, thickness: 0.01}\n"
+                 "  gel: {model: neo-hookean, youngs: 1.0e5, poisson: 0.3, density: 100}\n"
+                 "bodies:\n"
+                 "  - {name: b, mesh: {file: %s}, material: %s, pinned: {indices: [%u]}}\n",
+                 cases[i].file, cases[i].material, cases[i].unused);
+        char want[128];
+        snprintf(want, sizeof want, "pinned.indices: vertex %u is used by no element of the mesh file", cases[i].unused);
+        fflush(stderr);
+        int saved = dup(2), null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        build_fails(text, "tests/data/meshes", want);
+        dup2(saved, 2);
+        close(saved);
+        close(null);
+    }
+}
+END_TEST
+
+/* generator: ball is avi_mesh_tet_ball_shells (shells: true, the default)
+ * or avi_mesh_tet_ball_graded (shells: false), turned so that the graded
+ * pole points along `pole`; its keys are checked like any generator's. */
+static avi_scene ball_scene(const char *mesh)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "time: {end: 1e-3}\n"
+             "materials: {rubber: {model: neo-hookean, youngs: 1e6, poisson: 0.4, density: 1000}}\n"
+             "bodies:\n"
+             "  - {name: ball, mesh: %s, material: rubber, translate: [0, 0, 1]}\n",
+             mesh);
+    avi_scene s;
+    load(text, NULL, &s);
+    return s;
+}
+
+/* The built body's rest positions (translate removed) against a mesh
+ * turned by x -> R x. */
+static void assert_ball_is(const char *mesh_text, const avi_mesh *want, const double R[3][3], double tol)
+{
+    avi_scene s = ball_scene(mesh_text);
+    avi_scene_bodies info;
+    avi_model *m = build(&s, &info);
+    ck_assert_uint_eq(info.bodies[0].vertex_count, want->vertex_count);
+    ck_assert_uint_eq(info.bodies[0].tet_count, want->tet_count);
+    ck_assert_uint_eq(avi_model_potential_count(m, AVI_KIND_TET), want->tet_count);
+    for (size_t t = 0; t < want->tet_count; t++)
+        for (int k = 0; k < 4; k++) ck_assert_uint_eq(info.bodies[0].tets[t][k], want->tets[t][k]);
+    double (*x)[3], (*v)[3];
+    initial_state(m, &x, &v);
+    for (size_t i = 0; i < want->vertex_count; i++)
+        for (int r = 0; r < 3; r++) {
+            double w = R[r][0] * want->x[i][0] + R[r][1] * want->x[i][1] + R[r][2] * want->x[i][2] + (r == 2 ? 1.0 : 0.0);
+            ck_assert_msg(fabs(x[i][r] - w) <= tol, "%s: vertex %zu[%d] %.17g, want %.17g", mesh_text, i, r, x[i][r], w);
+        }
+    free(x);
+    free(v);
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+
+START_TEST(test_ball_generator)
+{
+    const double I[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const double north[3][3] = {{1, 0, 0}, {0, -1, 0}, {0, 0, -1}};
+    /* (0, 0, -1) onto (1, 0, 0): a quarter turn about y. */
+    const double east[3][3] = {{0, 0, -1}, {0, 1, 0}, {1, 0, 0}};
+    avi_mesh want;
+    avi_error e;
+    ck_assert_int_eq(avi_mesh_tet_ball_shells(0.01, 4, 0.0, &want, &e), AVI_OK);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 4}", &want, I, 0.0);
+    avi_mesh_free(&want);
+    ck_assert_int_eq(avi_mesh_tet_ball_graded(0.01, 4, 0.0, &want, &e), AVI_OK);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 4, shells: false}", &want, I, 0.0);
+    avi_mesh_free(&want);
+    ck_assert_int_eq(avi_mesh_tet_ball_shells(0.01, 6, 0.5, &want, &e), AVI_OK);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 6, grading: 0.5}", &want, I, 0.0);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 6, grading: 0.5, pole: [0, 0, -3]}", &want, I, 0.0);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 6, grading: 0.5, pole: [0, 0, 2]}", &want, north, 0.0);
+    assert_ball_is("{generator: ball, radius: 0.01, n: 6, grading: 0.5, pole: [5, 0, 0]}", &want, east, 1e-17);
+    avi_mesh_free(&want);
+
+    /* The emitted scene names the same ball. */
+    avi_scene s = ball_scene("{generator: ball, radius: 0.01, n: 6, grading: 0.25, pole: [1, 2, -3], shells: false}");
+    char *text = avi_scene_emit(&s);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "generator: ball") && strstr(text, "n: 6") && strstr(text, "shells: false"), "%s", text);
+    avi_scene again;
+    load(text, NULL, &again);
+    const avi_scene_mesh *a = &s.bodies[0].mesh, *b = &again.bodies[0].mesh;
+    ck_assert(b->source == AVI_MESH_BALL && a->radius == b->radius && a->n == b->n && a->grading == b->grading &&
+              a->shells == b->shells && a->pole[0] == b->pole[0] && a->pole[1] == b->pole[1] && a->pole[2] == b->pole[2]);
+    free(text);
+    avi_scene_free(&again);
+    avi_scene_free(&s);
+}
+END_TEST
+
+static void ball_load_fails(const char *mesh, const char *want)
+{
+    char text[1024], m[256];
+    /* " #shell" at the end asks for a shell material */
+    const char *shell = strstr(mesh, " #shell");
+    snprintf(m, sizeof m, "%.*s", shell ? (int)(shell - mesh) : (int)strlen(mesh), mesh);
+    snprintf(text, sizeof text,
+             "time: {end: 1e-3}\n"
+             "materials: {rubber: {model: neo-hookean, youngs: 1e6, poisson: 0.4, density: 1000},\n"
+             "            steel: {model: shell, youngs: 2e11, poisson: 0.3, density: 7850, thickness: 1e-3}}\n"
+             "bodies:\n"
+             "  - {name: ball, mesh: %s, material: %s}\n",
+             m, shell ? "steel" : "rubber");
+    avi_scene s;
+    avi_error e;
+    ck_assert_int_eq(avi_scene_load_string(text, strlen(text), "build.yaml", NULL, NULL, 0, &s, &e), AVI_ERR_INPUT);
+    ck_assert_msg(strstr(e.message, want), "%s: '%s' lacks '%s'", mesh, e.message, want);
+    avi_scene_free(&s);
+}
+
+START_TEST(test_ball_generator_bad_input)
+{
+    ball_load_fails("{generator: ball, n: 4}", "bodies.0.mesh.radius: required");
+    ball_load_fails("{generator: ball, radius: 1}", "bodies.0.mesh.n: required");
+    ball_load_fails("{generator: ball, radius: -1, n: 4}", "bodies.0.mesh.radius: must be > 0");
+    ball_load_fails("{generator: ball, radius: 1, n: 0}", "bodies.0.mesh.n");
+    ball_load_fails("{generator: ball, radius: 1, n: 1025}", "bodies.0.mesh.n");
+    ball_load_fails("{generator: ball, radius: 1, n: 300}", "mesh too large");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, grading: 1}", "bodies.0.mesh.grading: must be in [0, 1)");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, grading: -0.1}", "bodies.0.mesh.grading: must be >= 0");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, pole: [0, 0, 0]}", "bodies.0.mesh.pole: must be a non-zero");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, pole: [0, 0]}", "bodies.0.mesh.pole");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, shells: 2}", "bodies.0.mesh.shells");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, rings: 3}",
+                    "not a parameter of generator ball (takes: radius n grading pole shells");
+    ball_load_fails("{generator: ball, radius: 1, n: 4, colour: red}", "unknown key (ball takes: radius n grading");
+    ball_load_fails("{generator: ball, radius: 1, n: 4} #shell", "needs a triangle mesh; ball makes tetrahedra");
+    /* Loads, but no double holds its cells: the build names the radius. */
+    build_fails("time: {end: 1e-3}\n"
+                "materials: {rubber: {model: neo-hookean, youngs: 1e6, poisson: 0.4, density: 1000}}\n"
+                "bodies:\n"
+                "  - {name: ball, mesh: {generator: ball, radius: 1e-300, n: 4}, material: rubber}\n",
+                NULL, "radius 1e-300 is out of range");
+    /* A solid has no open boundary: say so, and what it is. */
+    build_fails("time: {end: 1e-3}\n"
+                "materials: {rubber: {model: neo-hookean, youngs: 1e6, poisson: 0.4, density: 1000}}\n"
+                "bodies:\n"
+                "  - {name: ball, mesh: {generator: ball, radius: 1, n: 4}, material: rubber,\n"
+                "     pinned: {boundary: clamped}}\n",
+                NULL, "a neo-hookean solid (tetrahedra) has no slope to hold");
+    build_fails("time: {end: 1e-3}\n"
+                "materials: {rubber: {model: neo-hookean, youngs: 1e6, poisson: 0.4, density: 1000}}\n"
+                "bodies:\n"
+                "  - {name: ball, mesh: {generator: ball, radius: 1, n: 4}, material: rubber,\n"
+                "     pinned: {boundary: simply-supported}}\n",
+                NULL, "a solid (tetrahedra) has no open boundary to pin; use pinned: box or indices");
+}
+END_TEST
+
 static Suite *scene_build_suite(void)
 {
     Suite *s = suite_create("scene_build");
@@ -569,6 +808,9 @@ static Suite *scene_build_suite(void)
     tcase_add_test(tc, test_mesh_reorder);
     tcase_add_test(tc, test_bodies_at_t0);
     tcase_add_test(tc, test_overlapping_tets_file);
+    tcase_add_test(tc, test_mesh_file_unused_vertices);
+    tcase_add_test(tc, test_ball_generator);
+    tcase_add_test(tc, test_ball_generator_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }
