@@ -23,10 +23,10 @@
 
 
 /* The per-potential work below is specialised per kind (the kinds table,
- * core/kinds.h: a constant kind folds every switch to that kind's code and
- * inlines its gradient) and keeps the sweep's pointers and sums in locals,
- * which the compiler otherwise reloads and stores after every scattered
- * store; the arithmetic and its order are those of the plain loops. */
+ * core/kinds.h: a constant kind folds every switch to that kind's code)
+ * and keeps the sweep's pointers and sums in locals, which the compiler
+ * otherwise reloads and stores after every scattered store; the
+ * arithmetic and its order are those of the plain loops. */
 #define SYNC_INLINE static inline __attribute__((always_inline))
 
 /* What one pass over the clocks reads and writes (avi_owed_apply). */
