@@ -22,12 +22,12 @@
 #include <string.h>
 
 
-/* g = grad V_i(x) of elastic or gravity potential i of a kind, x its
- * stencil's positions (the kinds table, core/kinds.h). */
-static void potential_gradient(const avi_model *m, unsigned kind, uint32_t i, const double (*x)[3], double (*g)[3])
-{
-    avi_kind_gradient(kind, avi_kind_record(m, kind, i), x, g);
-}
+/* The per-potential work below is specialised per kind (the kinds table,
+ * core/kinds.h: a constant kind folds every switch to that kind's code)
+ * and keeps the sweep's pointers and sums in locals, which the compiler
+ * otherwise reloads and stores after every scattered store; the
+ * arithmetic and its order are those of the plain loops. */
+#define SYNC_INLINE static inline __attribute__((always_inline))
 
 /* What one pass over the clocks reads and writes (avi_owed_apply). */
 typedef struct {
@@ -41,24 +41,27 @@ typedef struct {
     int pass;
 } sweep;
 
-/* Pass 1 of potential i, w its owed weight, u its phase in its step (w / h,
- * or -1/2 before its first kick), h its step (0: no correction): the owed
- * impulse, and its gradient into gsum and acc. */
-static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
+/* Pass 1 of potential i of a kind, w its owed weight, u its phase in its
+ * step (w / h, or -1/2 before its first kick), h its step (0: no
+ * correction): the owed impulse, and its gradient into gsum and acc. */
+SYNC_INLINE void owe_kind(sweep *s, const unsigned kind, uint32_t i, double w, double u, double h)
 {
     if (w == 0.0 && h == 0.0) return;
-    const uint32_t *v;
-    int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
+    const void *rec = avi_kind_record(s->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    const int n = avi_kind_slots(kind);
+    const double (*xt)[3] = s->xt;
+    double (*restrict imp)[3] = s->imp, (*restrict gsum)[3] = s->gsum, (*restrict acc)[3] = s->acc;
     double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
-    for (int a = 0; a < n; a++) v3_copy(x[a], s->xt[v[a]]);
-    potential_gradient(s->m, kind, i, (const double (*)[3])x, g);
+    for (int a = 0; a < n; a++) v3_copy(x[a], xt[v[a]]);
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, g);
     double c = 0.5 * (0.25 - u * u) * h * h;
     for (int a = 0; a < n; a++)
         for (int k = 0; k < 3; k++) {
-            if (w != 0.0) s->imp[v[a]][k] += w * g[a][k];
+            if (w != 0.0) imp[v[a]][k] += w * g[a][k];
             if (h > 0.0) {
-                s->gsum[v[a]][k] += g[a][k];
-                s->acc[v[a]][k] += c * g[a][k];
+                gsum[v[a]][k] += g[a][k];
+                acc[v[a]][k] += c * g[a][k];
             }
         }
 }
@@ -67,20 +70,26 @@ static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, dou
  * rounding unit balances truncation (step^2) against round-off. */
 #define HV_STEP 6e-6
 
-/* Pass 2 of potential i: hv = H_P v (v: the synchronized velocities at t)
- * by a central difference of grad V_P along v, its position step HV_STEP
- * times the stencil's size; then the velocity and cross terms. */
-static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
+/* Pass 2 of potential i of a kind: hv = H_P v (v: the synchronized
+ * velocities at t) by a central difference of grad V_P along v, its
+ * position step HV_STEP times the stencil's size; then the velocity and
+ * cross terms. */
+SYNC_INLINE void hessian_kind(sweep *s, const unsigned kind, uint32_t i, double w, double u, double h)
 {
     if (h == 0.0 || kind == AVI_KIND_GRAVITY) return; /* gravity: H = 0 */
-    const uint32_t *v;
-    int n = avi_model_stencil(s->m, (avi_kind)kind, i, &v);
+    const void *rec = avi_kind_record(s->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    const int n = avi_kind_slots(kind);
+    const uint32_t nv = s->m->nv;
+    const double (*xt)[3] = s->xt, (*imp)[3] = s->imp, (*gsum)[3] = s->gsum;
+    const avi_vertex *V = s->V;
+    double (*restrict acc)[3] = s->acc;
     double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
     double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
     for (int a = 0; a < n; a++) {
-        v3_copy(x[a], s->xt[v[a]]);
-        v3_add(vs[a], s->V[v[a]].v, s->imp[v[a]]);
-        if (v[a] >= s->m->nv) continue; /* an edge DOF or ghost: not a place, no size */
+        v3_copy(x[a], xt[v[a]]);
+        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
+        if (v[a] >= nv) continue; /* an edge DOF or ghost: not a place, no size */
         speed = fmax(speed, v3_norm(vs[a]));
         double d[3];
         v3_sub(d, x[a], x[0]);
@@ -93,17 +102,32 @@ static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u,
             xp[a][k] = x[a][k] + eps * vs[a][k];
             xm[a][k] = x[a][k] - eps * vs[a][k];
         }
-    potential_gradient(s->m, kind, i, (const double (*)[3])xp, gp);
-    potential_gradient(s->m, kind, i, (const double (*)[3])xm, gm);
-    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
+    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
+    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h, cross = s->cross;
     for (int a = 0; a < n; a++) {
-        double im = s->V[v[a]].inv_mass;
+        double im = V[v[a]].inv_mass;
         for (int k = 0; k < 3; k++) {
             double hv = (gp[a][k] - gm[a][k]) / (2.0 * eps);
-            s->acc[v[a]][k] += kv * hv;
-            s->cross += kc * im * s->gsum[v[a]][k] * hv;
+            acc[v[a]][k] += kv * hv;
+            cross += kc * im * gsum[v[a]][k] * hv;
         }
     }
+    s->cross = cross;
+}
+
+/* Potential i of any kind: its kind's own copy of the pass. */
+static void owe_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
+{
+#define OWE_CASE(K, ...) case K: owe_kind(s, K, i, w, u, h); break;
+    switch (kind) { AVI_POTENTIAL_KINDS(OWE_CASE) default: break; }
+#undef OWE_CASE
+}
+static void hessian_one(sweep *s, unsigned kind, uint32_t i, double w, double u, double h)
+{
+#define HESSIAN_CASE(K, ...) case K: hessian_kind(s, K, i, w, u, h); break;
+    switch (kind) { AVI_POTENTIAL_KINDS(HESSIAN_CASE) default: break; }
+#undef HESSIAN_CASE
 }
 
 /* One potential's clock, next due at t_next after n kicks, step dt, seen
@@ -137,7 +161,7 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
         unsigned kind = o->ev[k].id >> AVI_ID_KIND_SHIFT;
         uint32_t i = o->ev[k].id & AVI_ID_INDEX_MASK;
         if (kind == AVI_KIND_CONTACT) continue;
-        double dt = avi_model_time_step(s->m, kind, i);
+        double dt = avi_kind_dt(kind, avi_kind_record(s->m, kind, i));
         if (o->level && o->level[k]) dt = ldexp(dt, -(int)o->level[k]); /* a refined clock */
         share c = clock_share(t, o->ev[k].t, o->ev[k].n, dt);
         one(s, kind, i, c.w, c.u, c.h);
