@@ -38,18 +38,26 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
             for (int a = 0; a < el.n; a++) v3_add(s->force[el.v[a]], s->force[el.v[a]], g[a]);
         }
     }
-    double sum = 0.0;
+    double sum = 0.0, vsum = 0.0;
     for (size_t i = 0; i < nrec; i++) {
         avi_vertex *p = &m->vert[i];
         double sc = w * p->inv_mass;
         for (int c = 0; c < 3; c++) p->v[c] -= sc * s->force[i][c];
         sum += s->force[i][0] + s->force[i][1] + s->force[i][2];
+        vsum += fabs(p->v[0]) + fabs(p->v[1]) + fabs(p->v[2]);
     }
     if (!isfinite(sum)) {
         e->err.status = AVI_ERR_RUN;
         snprintf(e->err.message, sizeof e->err.message, "blow-up at t = %.17g: non-finite force", t);
         return AVI_ERR_RUN;
     }
+    /* A finite force times an absurd step (h = 1e300) overflows the
+     * velocities: the state is no longer finite, an error like the force. */
+    if (!isfinite(vsum))
+        for (size_t i = 0; i < nrec; i++)
+            if (!v3_isfinite(m->vert[i].v))
+                return avi_sync_fail(e, "blow-up at t = %.17g: non-finite velocity at vertex %zu (step %g s)", t, i,
+                                     s->opt.h);
     if (s->con.n) {
         for (size_t i = 0; i < m->nv; i++) {
             v3_copy(s->q0[i], m->vert[i].x);

@@ -142,6 +142,8 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
         return fail(err, AVI_ERR_RUN, "out of memory");
     }
     e->model = m;
+    e->beat_left = AVI_HEARTBEAT_PASSES;
+    e->min_step = o.h; /* every step is h */
     e->sync = s;
     e->stepper = &stepper;
     e->damping = o.damping;
@@ -264,6 +266,7 @@ static int sync_advance(avi_engine *e, double t_stop)
          * in output times, so that an output time on the grid reads
          * (q_k, p_k) itself. */
         if (explicit ? !((double)s->step * h < t_stop) : !((double)(s->step + 1) * h <= t_stop + 1e-9 * h)) break;
+        if (e->beat) e->beat(e, (double)s->step * h, e->beat_user); /* a step outweighs the call */
         if (e->stop && *e->stop) {
             /* A step boundary: the state is that of time step * h. */
             double t = (double)s->step * h;
