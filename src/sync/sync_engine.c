@@ -274,7 +274,15 @@ static int sync_advance(avi_engine *e, double t_stop)
             return AVI_INTERRUPTED;
         }
         int rc = s->dcr ? avi_sync_step_dcr(e, s) : avi_sync_step(e, s);
-        if (rc != AVI_OK) return rc;
+        if (rc != AVI_OK) {
+            /* Every failure names its time (the Newton solver's do not). */
+            if (!strstr(e->err.message, "t = ")) {
+                char why[sizeof e->err.message];
+                snprintf(why, sizeof why, "%s", e->err.message);
+                avi_sync_fail(e, "%s (the step from t = %.17g s, h = %g s)", why, (double)s->step * h, h);
+            }
+            return rc;
+        }
         for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += avi_model_potential_count(e->model, (avi_kind)k);
         s->step++;
         s->stats.steps++;

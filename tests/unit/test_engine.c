@@ -331,12 +331,117 @@ START_TEST(test_create_with_selects_the_integrator)
 }
 END_TEST
 
+
+/* Observers far more frequent than events (rows every 1e-6 s, steps of
+ * 1e-2 s): the stop flag set in the third call stops the run there, not
+ * after the remaining thousands of observer calls. */
+static volatile sig_atomic_t stop_flag;
+static int stop_at_third(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    if (++*(int *)user == 3) stop_flag = 1;
+    return 0;
+}
+
+START_TEST(test_stop_between_observers)
+{
+    avi_model *m = small_model(1e-2);
+    avi_engine *e = avi_engine_create(m, NULL);
+    int calls = 0;
+    stop_flag = 0;
+    avi_engine_set_stop_flag(e, &stop_flag);
+    ck_assert_int_eq(avi_engine_add_observer(e, 1e-6, stop_at_third, &calls), AVI_OK);
+    ck_assert_int_eq(avi_engine_run(e, 2e-2), AVI_INTERRUPTED);
+    ck_assert_int_eq(calls, 3);
+    ck_assert_double_eq(avi_engine_time(e), 2e-6);
+    ck_assert_uint_eq(avi_engine_observer_calls(e, 0), 3);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* Contact alone: a pinned triangle and a free point 10 m above it moving
+ * at speed v along -z; no potential has a clock, so only the contact
+ * manager runs (every 0.2 eta_1 / v). */
+static avi_model *point_over_triangle(double eta1, double v)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "b");
+    const double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.2, 0.2, 10.0}};
+    for (int i = 0; i < 4; i++) avi_model_add_vertex(m, b, X[i]);
+    for (uint32_t i = 0; i < 3; i++) ck_assert_int_eq(avi_model_pin(m, i), 0);
+    ck_assert_int_eq(avi_model_add_mass(m, 3, 1.0), 0);
+    const double vel[3] = {0, 0, -v};
+    avi_model_set_state(m, 3, X[3], vel);
+    const uint32_t tri[1][3] = {{0, 1, 2}};
+    ck_assert_int_eq(avi_model_add_contact_triangles(m, tri, 1), 0);
+    ck_assert_int_eq(avi_model_add_contact_point(m, 3), 0);
+    avi_contact_settings c = avi_default_contact_settings(eta1);
+    c.stiffness = 1e3;
+    ck_assert_int_eq(avi_model_set_contact(m, &c), 0);
+    avi_time_step r = avi_default_time_step();
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    return m;
+}
+
+static void count_beat(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    ++*(int *)user;
+}
+
+/* While only the contact manager runs, the stop flag still stops the
+ * advance (at a manager run: a time boundary) and the heartbeat still
+ * beats: 1e4 manager runs give two beats. */
+START_TEST(test_stop_while_only_contact_runs)
+{
+    avi_model *m = point_over_triangle(1e-6, 1.0);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    int beats = 0;
+    avi_engine_set_heartbeat(e, count_beat, &beats);
+    stop_flag = 0;
+    avi_engine_set_stop_flag(e, &stop_flag);
+    ck_assert_int_eq(avi_engine_advance(e, 2e-3), AVI_OK);
+    ck_assert_int_ge(beats, 2);
+    stop_flag = 1;
+    ck_assert_int_eq(avi_engine_advance(e, 4e-3), AVI_INTERRUPTED);
+    double t = avi_engine_time(e);
+    ck_assert_msg(t >= 2e-3 && t < 2e-3 + 1e-6, "stopped at t = %.17g", t);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* A speed at which the manager's window (0.2 eta_1 / v = 2e-17 s) is below
+ * the resolution of t = 1: an error naming the time, not a spin. */
+START_TEST(test_contact_window_below_resolution_is_an_error)
+{
+    avi_model *m = point_over_triangle(1e-3, 1e-3);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    ck_assert_int_eq(avi_engine_advance(e, 1.0), AVI_OK);
+    m->vert[3].v[2] = -1e13;
+    ck_assert_int_eq(avi_engine_advance(e, 2.0), AVI_ERR_RUN);
+    ck_assert_msg(strstr(avi_engine_error(e)->message, "does not advance time"), "%s", avi_engine_error(e)->message);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_common_step_is_leapfrog);
+    tcase_add_test(tc, test_stop_between_observers);
+    tcase_add_test(tc, test_stop_while_only_contact_runs);
+    tcase_add_test(tc, test_contact_window_below_resolution_is_an_error);
     tcase_add_test(tc, test_half_first_impulse_gives_second_order);
     tcase_add_test(tc, test_observer_times);
     tcase_add_test(tc, test_observation_at_zero_is_initial_state);
