@@ -106,9 +106,11 @@ int avi_engine_run(avi_engine *engine, double t_end);
 /* A callback the engine calls now and then while it advances: every
  * AVI_HEARTBEAT_PASSES passes of the event loop (a potential event, a group
  * tick, a contact event or a run of the contact manager each count one),
- * and between observer calls and synchronous steps, whether or not time
- * moves, with the time of the last event processed. For progress lines:
- * it may read the engine but not advance it. NULL: none. */
+ * at every run of the contact manager (which drifts every surface vertex:
+ * 4096 of them can take a second), every AVI_HEARTBEAT_PASSES observer
+ * calls and every synchronous step, whether or not time moves, with the
+ * time of the last event processed. For progress lines: it may read the
+ * engine but not advance it. NULL: none. */
 typedef void (*avi_heartbeat_fn)(const avi_engine *engine, double time, void *user);
 #define AVI_HEARTBEAT_PASSES 4096u
 void avi_engine_set_heartbeat(avi_engine *engine, avi_heartbeat_fn fn, void *user);

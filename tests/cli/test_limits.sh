@@ -9,7 +9,7 @@ bad=0; n=0
 refused() { # scene, expected words, --set arguments...
   local scene=$1 want=$2; shift 2
   n=$((n + 1))
-  timeout 30 "$AVI" run "$scene" "$@" -o "$work/out.h5" --quiet 2>"$work/err"; local rc=$?  # 124: it ran on
+  timeout -k 5 30 "$AVI" run "$scene" "$@" -o "$work/out.h5" --quiet 2>"$work/err"; local rc=$?  # 124: it ran on
   if [ "$rc" -ne 2 ] || ! grep -qF -- "$want" "$work/err"; then
     echo "$scene $*: exit $rc, expected 2 and '$want': $(cat "$work/err")"; bad=$((bad + 1))
   fi
