@@ -769,13 +769,13 @@ __attribute__((cold, noinline)) static void heartbeat(avi_engine *e, double t)
 }
 
 /* The contact manager ran at t and is due at t again: its window (the time
- * the fastest vertex needs to close half of contact.thickness) is below the
- * resolution of t, and the loop would spin there. */
+ * a vertex at the speed cap needs to close a quarter of contact.thickness)
+ * is below the resolution of t, and the loop would spin there. */
 __attribute__((cold, noinline)) static int manager_stalled(avi_engine *e, const avi_contact_clock *cm, double t)
 {
     return engine_fail(e, AVI_ERR_RUN,
-                       "contact manager at t = %.17g s: its next run does not advance time (its window, half of "
-                       "contact.thickness over the fastest vertex speed, %.3g m/s, is below the resolution of t)",
+                       "contact manager at t = %.17g s: its next run does not advance time (its window, a quarter of "
+                       "contact.thickness over the speed cap, %.3g m/s, is below the resolution of t)",
                        t, sqrt(cm->vcap2));
 }
 
