@@ -433,6 +433,27 @@ START_TEST(test_contact_window_below_resolution_is_an_error)
 }
 END_TEST
 
+/* A contact potential's next event (n > 0) at the time of the event in
+ * progress (a layer step below the resolution of t: t + dt == t) is an
+ * error, not a spin at one time; a new layer's first event (n = 0) may
+ * come at the time of the manager's run that makes it. */
+START_TEST(test_contact_event_must_advance_time)
+{
+    avi_model *m = point_over_triangle(1e-3, 1.0);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    const uint32_t id = avi_event_id(AVI_KIND_CONTACT, 0);
+    e->now = 1e4;
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4 + 1e-13, id, 7}), AVI_ERR_RUN); /* 1e4 + 1e-13 == 1e4 */
+    ck_assert_msg(strstr(avi_engine_error(e)->message, "does not advance time"), "%s", avi_engine_error(e)->message);
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4, id, 0}), AVI_OK);
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4 + 1e-11, id, 8}), AVI_OK);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -442,6 +463,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_stop_between_observers);
     tcase_add_test(tc, test_stop_while_only_contact_runs);
     tcase_add_test(tc, test_contact_window_below_resolution_is_an_error);
+    tcase_add_test(tc, test_contact_event_must_advance_time);
     tcase_add_test(tc, test_half_first_impulse_gives_second_order);
     tcase_add_test(tc, test_observer_times);
     tcase_add_test(tc, test_observation_at_zero_is_initial_state);
