@@ -82,7 +82,11 @@ avi_engine *avi_engine_create(avi_model *model, avi_error *err);
 void avi_engine_destroy(avi_engine *engine);
 
 /* Processes every event with time < t. Returns AVI_OK, or AVI_ERR_RUN when a
- * non-finite state appears (see avi_engine_error). */
+ * non-finite state appears or a clock cannot advance time (a step below the
+ * resolution of t, t + dt == t: see avi_engine_error), or AVI_INTERRUPTED
+ * (the stop flag). Events are processed as their clocks come due: a
+ * potential whose step is longer than t takes its first event (at 0) and
+ * none after; avi_engine_run refuses a run shorter than every step. */
 int avi_engine_advance(avi_engine *engine, double t);
 
 /* A flag (set by a signal handler) that asks the engine to stop: advancing
@@ -91,8 +95,25 @@ int avi_engine_advance(avi_engine *engine, double t);
  * checkpoint taken there resumes exactly. NULL: never stop. */
 void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
 
-/* Advances to t_end, calling observers on the way (see avi_observer_fn). */
+/* Advances to t_end, calling observers on the way (see avi_observer_fn).
+ * The stop flag is read between observer calls too, so a run whose
+ * observers come faster than its events still stops. A run in which not
+ * one step completes (the engine's smallest time step, or a synchronous
+ * step, longer than t_end) is refused with AVI_ERR_INPUT before anything
+ * changes: a step that cannot be taken is never silently skipped. */
 int avi_engine_run(avi_engine *engine, double t_end);
+
+/* A callback the engine calls now and then while it advances: every
+ * AVI_HEARTBEAT_PASSES passes of the event loop (a potential event, a group
+ * tick, a contact event or a run of the contact manager each count one),
+ * at every run of the contact manager (which drifts every surface vertex:
+ * 4096 of them can take a second), every AVI_HEARTBEAT_PASSES observer
+ * calls and every synchronous step, whether or not time moves, with the
+ * time of the last event processed. For progress lines: it may read the
+ * engine but not advance it. NULL: none. */
+typedef void (*avi_heartbeat_fn)(const avi_engine *engine, double time, void *user);
+#define AVI_HEARTBEAT_PASSES 4096u
+void avi_engine_set_heartbeat(avi_engine *engine, avi_heartbeat_fn fn, void *user);
 
 /* Attaches an observer with the given output interval (> 0). */
 int avi_engine_add_observer(avi_engine *engine, double interval, avi_observer_fn fn, void *user);

@@ -58,9 +58,17 @@
  *                 whose estimated events, time.end / dt summed over the
  *                 elastic and gravity potentials (synchronous integrators:
  *                 time.end / smallest dt times the potential count, times 3
- *                 for sync-explicit4; contact
- *                 not counted), exceed it, naming the key that set the
- *                 smallest step
+ *                 for sync-explicit4) plus,
+ *                 with contact, the manager's runs (time.end / window, the
+ *                 window 0.2 contact.thickness / the fastest initial speed,
+ *                 at most 100 of the smallest elastic steps on a surface
+ *                 vertex) times the surface vertices each run drifts,
+ *                 exceed it, naming the key that set the smallest step
+ *                 (contact.thickness when contact is the larger share;
+ *                 layer events are not estimated: which stencils touch is
+ *                 not known before the run). Every integrator refuses a
+ *                 time.end shorter than its smallest step: no step would
+ *                 complete
  *   materials     name -> {model, ...}; which keys each model takes:
  *                   shell, membrane: youngs > 0, poisson in [0, 0.5),
  *                                    density > 0, thickness > 0 (all required)

@@ -83,7 +83,10 @@ typedef struct {
 
 typedef struct avi_sync_options {
     avi_integrator_type type; /* AVI_INTEGRATOR_AVI: the asynchronous integrator (damping only) */
-    double h;                 /* global step; <= 0: the smallest potential step of the model */
+    double h;                 /* global step; <= 0: the smallest potential step of the model;
+                               * avi_engine_run refuses an end time below h (no step would
+                               * complete, engine.h), a step never shortens, and a
+                               * non-finite state is AVI_ERR_RUN naming the time */
     double alpha;             /* sync-implicit, in [0, 1] (0 solves the explicit update implicitly in damping) */
     double tolerance;         /* Newton: relative residual; constraints: |g| / length */
     int max_iterations;       /* Newton iterations per step */

@@ -76,6 +76,8 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
     avi_engine *e = calloc(1, sizeof *e);
     if (!e) return avi_error_set(err, AVI_ERR_RUN, "out of memory"), NULL;
     e->model = m;
+    e->beat_left = AVI_HEARTBEAT_PASSES;
+    e->min_step = INFINITY; /* no clock: nothing to refuse */
     avi_clock_stats stats;
     if (avi_groups_build(&e->groups, m)) goto oom;
     queue_stats(e, &stats, NULL);
@@ -104,6 +106,7 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             if (avi_group_of(g, ev.id) == AVI_GROUP_NONE && avi_tl_push(&e->queue, ev)) goto oom;
+            if (k < AVI_KIND_CONTACT) e->min_step = fmin(e->min_step, avi_model_time_step(m, (avi_kind)k, i));
         }
     return e;
 oom:
@@ -114,6 +117,12 @@ oom:
 
 int avi_engine_schedule(avi_engine *e, avi_event ev)
 {
+    /* A contact potential's next event (n > 0) must come after the one in
+     * progress: a layer step below the resolution of t would spin at one time. */
+    if ((ev.id >> AVI_ID_KIND_SHIFT) == AVI_KIND_CONTACT && ev.n > 0 && !(ev.t > e->now))
+        return engine_fail(e, AVI_ERR_RUN,
+                           "contact %u at t = %.17g s: its next event does not advance time (its step is below the "
+                           "resolution of t, or not finite)", ev.id & AVI_ID_INDEX_MASK, e->now);
     if (ev.n >= AVI_GROUP_CURSOR)
         return engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)(ev.id >> AVI_ID_KIND_SHIFT)),
                            ev.id & AVI_ID_INDEX_MASK);
@@ -757,6 +766,23 @@ int avi_engine_apply(avi_engine *e, uint32_t id, double t, double half, double *
     return isfinite(sum) ? AVI_OK : blow_up(e, kind, i, t, v, n);
 }
 
+/* The heartbeat (avi_engine_set_heartbeat), out of the loop's way. */
+__attribute__((cold, noinline)) static void heartbeat(avi_engine *e, double t)
+{
+    if (e->beat) e->beat(e, t > e->time ? t : e->time, e->beat_user);
+}
+
+/* The contact manager ran at t and is due at t again: its window (the time
+ * a vertex at the speed cap needs to close a quarter of contact.thickness)
+ * is below the resolution of t, and the loop would spin there. */
+__attribute__((cold, noinline)) static int manager_stalled(avi_engine *e, const avi_contact_clock *cm, double t)
+{
+    return engine_fail(e, AVI_ERR_RUN,
+                       "contact manager at t = %.17g s: its next run does not advance time (its window, a quarter of "
+                       "contact.thickness over the speed cap, %.3g m/s, is below the resolution of t)",
+                       t, sqrt(cm->vcap2));
+}
+
 int avi_engine_advance(avi_engine *e, double t_stop)
 {
     if (e->stepper) return e->stepper->advance(e, t_stop);
@@ -771,11 +797,33 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     uint64_t counts[AVI_KIND_COUNT] = {0};
     int rc = AVI_OK;
     double t_last = -INFINITY; /* time of the last event processed */
+    uint32_t beat = e->beat_left;
     for (;;) {
+        /* Every pass counts, on every path, so that progress shows where
+         * time crawls (a contact window of 1e-14 s) or stands still. */
+        if (__builtin_expect(--beat == 0, 0)) {
+            beat = AVI_HEARTBEAT_PASSES;
+            heartbeat(e, t_last);
+        }
         /* The contact manager runs before any potential event at its time. */
         if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_tl_top(q)->t)) {
-            rc = m->contact_ops->run(e->contact, e, cm->next_run);
+            double tr = cm->next_run;
+            if (e->stop && *e->stop && tr > t_last) {
+                /* A time boundary: every event before tr is done (the
+                 * manager is due first), and its checkpointed clock runs
+                 * it again on resume. */
+                if (tr > e->time) e->time = tr;
+                rc = AVI_INTERRUPTED;
+                goto out;
+            }
+            t_last = tr;
+            heartbeat(e, tr); /* each run drifts every surface vertex: the call is noise */
+            rc = m->contact_ops->run(e->contact, e, tr);
             if (rc != AVI_OK) goto out;
+            if (!(cm->next_run > tr)) {
+                rc = manager_stalled(e, cm, tr);
+                goto out;
+            }
             continue;
         }
         if (q->size == 0) break;
@@ -838,6 +886,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             /* Off the queue first: the event may push new layers, which can
              * take the top. */
             avi_tl_pop(q, &ev);
+            e->now = ev.t;
             rc = m->contact_ops->event(e->contact, e, ev, &counts[kind]);
             if (rc != AVI_OK) goto out;
             continue;
@@ -872,6 +921,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
     }
     if (t_stop > e->time) e->time = t_stop;
 out:
+    e->beat_left = beat;
     for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += counts[k];
     return rc;
 }
@@ -902,7 +952,21 @@ int avi_engine_run(avi_engine *e, double t_end)
 {
     if (!(t_end >= e->time) || !isfinite(t_end))
         return engine_fail(e, AVI_ERR_INPUT, "end time %g is before the current time %g", t_end, e->time);
+    /* Clocks run from t = 0: with every step longer than t_end not one
+     * completes (the first events' half kicks and a drift, or nothing). */
+    if (t_end > e->time && e->min_step > t_end)
+        return engine_fail(e, AVI_ERR_INPUT,
+                           "the time step %.6g s is longer than the run (end time %.6g s): no step would complete; "
+                           "shorten the step or lengthen the run",
+                           e->min_step, t_end);
     for (;;) {
+        /* Between observer calls too: observers more frequent than events
+         * (or a synchronous step) would otherwise never reach a check. */
+        if (e->stop && *e->stop) return AVI_INTERRUPTED;
+        if (--e->beat_left == 0) {
+            e->beat_left = AVI_HEARTBEAT_PASSES;
+            heartbeat(e, e->time);
+        }
         double stop = t_end;
         for (int k = 0; k < e->nobs; k++) {
             double t = (double)e->obs[k].next * e->obs[k].interval;
@@ -935,6 +999,11 @@ uint64_t avi_engine_observer_calls(const avi_engine *e, int index)
     return o->next;
 }
 void avi_engine_set_stop_flag(avi_engine *e, volatile sig_atomic_t *flag) { e->stop = flag; }
+void avi_engine_set_heartbeat(avi_engine *e, avi_heartbeat_fn fn, void *user)
+{
+    e->beat = fn;
+    e->beat_user = user;
+}
 const avi_model *avi_engine_model(const avi_engine *e) { return e->model; }
 const avi_error *avi_engine_error(const avi_engine *e) { return &e->err; }
 uint64_t avi_engine_event_count(const avi_engine *e, avi_kind kind)

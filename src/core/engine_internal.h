@@ -115,6 +115,11 @@ struct avi_engine {
     uint64_t events[AVI_KIND_COUNT];
     double damping; /* k_D of Kharevych et al. 2006 sec. 5.2 (avi_engine_set_damping); 0: none */
     volatile sig_atomic_t *stop; /* see avi_engine_set_stop_flag */
+    avi_heartbeat_fn beat;       /* see avi_engine_set_heartbeat */
+    void *beat_user;
+    uint32_t beat_left;          /* passes of the event loop until the next beat */
+    double now;                  /* time of the contact event in progress (avi_engine_schedule) */
+    double min_step;             /* the shortest clock's step (avi_engine_run's refusal); +inf: none */
     int nobs, cap_obs;
     avi_observer *obs;
     avi_error err;

@@ -3,11 +3,45 @@
  * refused before it starts, with the estimate and the key to change
  * (output.max_checkpoints is checked when loading). */
 #include "avi/output.h"
+#include "core/model_internal.h"
 #include "io/scene_checks.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The contact manager's share of the work (src/contact/contact_manager.c):
+ * it runs once per window, the time the fastest surface vertex needs to
+ * close a quarter of contact.thickness at 1.25 times its speed (at most 100
+ * of the smallest elastic steps on a surface vertex), and each run drifts
+ * every surface vertex. From the initial speeds: one event per surface
+ * vertex per run. Layer events are not counted: how many stencils will
+ * touch is not known before the run. *window gets the window. */
+static double contact_events(const avi_scene *s, const avi_model *m, double *window)
+{
+    *window = INFINITY;
+    if (!m->has_contact || !(s->end_time > 0.0)) return 0.0;
+    unsigned char *on = calloc(m->nv ? m->nv : 1, 1);
+    if (!on) return 0.0;
+    for (size_t i = 0; i < m->ncontact_tri; i++)
+        for (int a = 0; a < 3; a++) on[m->contact_tri[i][a]] = 1;
+    for (size_t i = 0; i < m->ncontact_point; i++) on[m->contact_point[i]] = 1;
+    double points = 0.0, v2 = 0.0, dt_min = INFINITY;
+    for (size_t i = 0; i < m->nv; i++) {
+        if (!on[i]) continue;
+        points += 1.0;
+        const double *v = m->vert[i].v;
+        v2 = fmax(v2, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (m->vertex_dt) dt_min = fmin(dt_min, m->vertex_dt[i]);
+    }
+    free(on);
+    double w = 100.0 * dt_min, margin = 0.5 * m->contact.thickness;
+    if (v2 > 0.0) w = fmin(w, margin / (2.0 * 1.25 * sqrt(v2)));
+    if (!(w > 0.0) || !isfinite(w)) return 0.0;
+    *window = w;
+    return s->end_time / w * points;
+}
 
 static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
 {
@@ -75,8 +109,28 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
     if (s->integrator.type != AVI_INTEGRATOR_AVI && potentials) events = s->end_time / smallest * (double)potentials;
     /* sync-explicit4 evaluates every potential three times a step (src/sync/explicit4.c) */
     if (s->integrator.type == AVI_INTEGRATOR_SYNC_EXPLICIT4) events *= 3.0;
+    char key[160], msg[420];
+    /* Every clock starts at 0: a run shorter than the smallest step would
+     * complete none (avi_engine_run refuses it; said here with the key). */
+    if (potentials && smallest > s->end_time) {
+        step_key(s, ranges, kind, at, key, sizeof key);
+        return avi_scene_check_fail(err, s,
+                                    "%s: the time step %g s (%s %zu, the smallest) is longer than time.end = %g s: "
+                                    "no step would complete; shorten the step or lengthen the run",
+                                    key, smallest, avi_kind_name(kind), at, s->end_time);
+    }
+    double window, contact = contact_events(s, m, &window);
+    if (events + contact > s->max_events && contact > events) {
+        snprintf(msg, sizeof msg,
+                 "about %.3g events to time.end = %g s, %.3g of them the contact manager's (a run every %.3g s, the "
+                 "time the fastest initial speed needs to close a quarter of contact.thickness = %g m, one event "
+                 "per surface vertex), more than time_step.max_events = %g; thicken the contact layer, slow the "
+                 "bodies or shorten time.end (or raise time_step.max_events)",
+                 events + contact, s->end_time, contact, window, m->contact.thickness, s->max_events);
+        return avi_scene_check_fail(err, s, "contact.thickness: %s", msg);
+    }
+    events += contact;
     if (!(events > s->max_events)) return AVI_OK;
-    char key[160], msg[380];
     step_key(s, ranges, kind, at, key, sizeof key);
     snprintf(msg, sizeof msg,
              "about %.3g events to time.end = %g s (%zu potentials; %s %zu has the smallest step, %g s), more than "

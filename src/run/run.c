@@ -82,6 +82,17 @@ static void draw_progress(avi_run *r, double t, int final)
                          avi_engine_events_total(r->engine), final);
 }
 
+/* The engine's heartbeat: progress while no observer comes due (a
+ * crawling contact window, a long interval between rows). */
+static void progress_beat(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    avi_run *r = user;
+    double now = wall_now();
+    avi_run_log_progress(&r->log, stderr, now, now - r->wall_start, t, r->end_time, avi_engine_events_total(r->engine),
+                         0);
+}
+
 /* ------------------------------------------------- the output stream's items */
 
 enum { ITEM_ROW, ITEM_FRAME };
@@ -337,6 +348,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     avi_run_log_init(&r->log, opt, r->wall_start);
     avi_run_log_banner(&r->log, stderr, &r->so.layout, scene, avi_engine_time(r->engine));
     avi_engine_set_stop_flag(r->engine, opt->stop);
+    avi_engine_set_heartbeat(r->engine, progress_beat, r);
     return 0;
 }
 

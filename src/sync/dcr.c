@@ -415,6 +415,10 @@ int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)
         double h = t1 - p->tau;
         for (int c = 0; c < 3; c++) p->x[c] += h * p->v[c];
         p->tau = t1;
+        /* finite velocities times an absurd step can overflow here */
+        if (!v3_isfinite(p->x))
+            return avi_sync_fail(e, "blow-up at t = %.17g: non-finite position at record %zu (step %g s)", t1, i,
+                                 s->opt.h);
     }
     return d->surf.npoints ? resolve(e, s, d) : AVI_OK;
 }

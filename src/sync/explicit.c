@@ -38,18 +38,27 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
             for (int a = 0; a < el.n; a++) v3_add(s->force[el.v[a]], s->force[el.v[a]], g[a]);
         }
     }
-    double sum = 0.0;
+    double sum = 0.0, vsum = 0.0;
     for (size_t i = 0; i < nrec; i++) {
         avi_vertex *p = &m->vert[i];
         double sc = w * p->inv_mass;
         for (int c = 0; c < 3; c++) p->v[c] -= sc * s->force[i][c];
         sum += s->force[i][0] + s->force[i][1] + s->force[i][2];
+        vsum += v3_dot(p->v, p->v);
     }
     if (!isfinite(sum)) {
         e->err.status = AVI_ERR_RUN;
         snprintf(e->err.message, sizeof e->err.message, "blow-up at t = %.17g: non-finite force", t);
         return AVI_ERR_RUN;
     }
+    /* A finite force times an absurd step (h = 1e300) overflows the
+     * velocities or their square (the kinetic energy): an error like the
+     * force, never a run that goes on with a NaN energy. */
+    if (!isfinite(vsum))
+        for (size_t i = 0; i < nrec; i++)
+            if (!isfinite(v3_dot(m->vert[i].v, m->vert[i].v)))
+                return avi_sync_fail(e, "blow-up at t = %.17g: non-finite velocity or kinetic energy at record %zu "
+                                     "(step %g s)", t, i, s->opt.h);
     if (s->con.n) {
         for (size_t i = 0; i < m->nv; i++) {
             v3_copy(s->q0[i], m->vert[i].x);

@@ -152,6 +152,8 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
         return fail(err, AVI_ERR_RUN, "out of memory");
     }
     e->model = m;
+    e->beat_left = AVI_HEARTBEAT_PASSES;
+    e->min_step = o.h; /* every step is h */
     e->sync = s;
     e->stepper = &stepper;
     e->damping = o.damping;
@@ -282,6 +284,7 @@ static int sync_advance(avi_engine *e, double t_stop)
          * in output times, so that an output time on the grid reads
          * (q_k, p_k) itself. */
         if (explicit ? !((double)s->step * h < t_stop) : !((double)(s->step + 1) * h <= t_stop + 1e-9 * h)) break;
+        if (e->beat) e->beat(e, (double)s->step * h, e->beat_user); /* a step outweighs the call */
         if (e->stop && *e->stop) {
             /* A step boundary: the state is that of time step * h. */
             double t = (double)s->step * h;
@@ -289,9 +292,16 @@ static int sync_advance(avi_engine *e, double t_stop)
             return AVI_INTERRUPTED;
         }
         int rc = s->dcr ? avi_sync_step_dcr(e, s) : avi_sync_step(e, s);
-        if (rc != AVI_OK) return rc;
-        for (int k = 0; k < AVI_KIND_COUNT; k++)
-            e->events[k] += per_step * avi_model_potential_count(e->model, (avi_kind)k);
+        if (rc != AVI_OK) {
+            /* Every failure names its time (the Newton solver's do not). */
+            if (!strstr(e->err.message, "t = ")) {
+                char why[sizeof e->err.message];
+                snprintf(why, sizeof why, "%s", e->err.message);
+                avi_sync_fail(e, "%s (the step from t = %.17g s, h = %g s)", why, (double)s->step * h, h);
+            }
+            return rc;
+        }
+        for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += per_step * avi_model_potential_count(e->model, (avi_kind)k);
         s->step++;
         s->stats.steps++;
     }

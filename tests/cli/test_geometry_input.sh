@@ -42,7 +42,7 @@ check spheres_overlap 2 two-spheres --set 'bodies.0.translate=[-0.05, 0, 0]'
 want="come closer than contact.inner_thickness = 0.0002 at t = 0|vertex 0 of 'plate' is 0.0001 from surface triangle|of 'sphere'|lower contact.inner_thickness"
 check sphere_too_close 2 sphere-plate --set 'bodies.0.translate=[0, 0, 0.1251]'
 want=""
-check sphere_clear 0 sphere-plate --set 'bodies.0.translate=[0, 0, 0.1253]' --set time.end=1e-7
+check sphere_clear 0 sphere-plate --set 'bodies.0.translate=[0, 0, 0.1253]' --set time.end=1e-6
 
 # An existing output file is left as it was.
 echo keep > "$work/keep.h5"

@@ -331,12 +331,151 @@ START_TEST(test_create_with_selects_the_integrator)
 }
 END_TEST
 
+
+/* Observers far more frequent than events (rows every 1e-6 s, steps of
+ * 1e-2 s): the stop flag set in the third call stops the run there, not
+ * after the remaining thousands of observer calls. */
+static volatile sig_atomic_t stop_flag;
+static int stop_at_third(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    if (++*(int *)user == 3) stop_flag = 1;
+    return 0;
+}
+
+START_TEST(test_stop_between_observers)
+{
+    avi_model *m = small_model(1e-2);
+    avi_engine *e = avi_engine_create(m, NULL);
+    int calls = 0;
+    stop_flag = 0;
+    avi_engine_set_stop_flag(e, &stop_flag);
+    ck_assert_int_eq(avi_engine_add_observer(e, 1e-6, stop_at_third, &calls), AVI_OK);
+    ck_assert_int_eq(avi_engine_run(e, 2e-2), AVI_INTERRUPTED);
+    ck_assert_int_eq(calls, 3);
+    ck_assert_double_eq(avi_engine_time(e), 2e-6);
+    ck_assert_uint_eq(avi_engine_observer_calls(e, 0), 3);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* Contact alone: a pinned triangle and a free one 5 eta_1 above it moving
+ * away at speed v; no potential has a clock, so only the contact manager
+ * runs (every 0.2 eta_1 / v). The free triangle starts within the
+ * manager's candidate radius (its first lists, vertex-face and edge-edge,
+ * are not empty). */
+static avi_model *point_over_triangle(double eta1, double v)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "b");
+    const double h = 5.0 * eta1;
+    const double X[6][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.2, 0.2, h}, {0.7, 0.2, h}, {0.2, 0.7, h}};
+    for (int i = 0; i < 6; i++) avi_model_add_vertex(m, b, X[i]);
+    for (uint32_t i = 0; i < 3; i++) ck_assert_int_eq(avi_model_pin(m, i), 0);
+    const double vel[3] = {0, 0, v};
+    for (uint32_t i = 3; i < 6; i++) {
+        ck_assert_int_eq(avi_model_add_mass(m, i, 1.0), 0);
+        avi_model_set_state(m, i, X[i], vel);
+    }
+    const uint32_t tri[2][3] = {{0, 1, 2}, {3, 4, 5}};
+    ck_assert_int_eq(avi_model_add_contact_triangles(m, tri, 2), 0);
+    avi_contact_settings c = avi_default_contact_settings(eta1);
+    c.stiffness = 1e3;
+    ck_assert_int_eq(avi_model_set_contact(m, &c), 0);
+    avi_time_step r = avi_default_time_step();
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    return m;
+}
+
+static void count_beat(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    ++*(int *)user;
+}
+
+/* While only the contact manager runs, the stop flag still stops the
+ * advance (at a manager run: a time boundary) and the heartbeat still
+ * beats: 1e4 manager runs give two beats. */
+START_TEST(test_stop_while_only_contact_runs)
+{
+    avi_model *m = point_over_triangle(1e-6, 1.0);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    int beats = 0;
+    avi_engine_set_heartbeat(e, count_beat, &beats);
+    stop_flag = 0;
+    avi_engine_set_stop_flag(e, &stop_flag);
+    ck_assert_int_eq(avi_engine_advance(e, 2e-3), AVI_OK);
+    ck_assert_int_ge(beats, 2);
+    stop_flag = 1;
+    ck_assert_int_eq(avi_engine_advance(e, 4e-3), AVI_INTERRUPTED);
+    double t = avi_engine_time(e);
+    ck_assert_msg(t >= 2e-3 && t < 2e-3 + 1e-6, "stopped at t = %.17g", t);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* A speed at which the manager's window (0.2 eta_1 / v = 2e-17 s) is below
+ * the resolution of t (2.2e-16 at t = 1): an error naming the time, not a
+ * spin at one time. */
+START_TEST(test_contact_window_below_resolution_is_an_error)
+{
+    avi_model *m = point_over_triangle(1e-3, 1e-3);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    ck_assert_int_eq(avi_engine_advance(e, 1.0), AVI_OK);
+    /* The vertex at the manager's next run (x is where it will be then),
+     * now at 1e13 m/s: the run there finds a window of 2e-17 s. */
+    double tr = contact_clock(e)->next_run;
+    ck_assert(tr >= 1.0 && tr < 2.0);
+    avi_vertex *p = &m->vert[3];
+    for (int c = 0; c < 3; c++) p->x[c] += (tr - p->tau) * p->v[c];
+    p->tau = tr;
+    p->v[2] = 1e13;
+    ck_assert_int_eq(avi_engine_advance(e, 2.0), AVI_ERR_RUN);
+    ck_assert_msg(strstr(avi_engine_error(e)->message, "does not advance time"), "%s", avi_engine_error(e)->message);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
+/* A contact potential's next event (n > 0) at the time of the event in
+ * progress (a layer step below the resolution of t: t + dt == t) is an
+ * error, not a spin at one time; a new layer's first event (n = 0) may
+ * come at the time of the manager's run that makes it. */
+START_TEST(test_contact_event_must_advance_time)
+{
+    avi_model *m = point_over_triangle(1e-3, 1.0);
+    avi_error err;
+    avi_engine *e = avi_engine_create(m, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    const uint32_t id = avi_event_id(AVI_KIND_CONTACT, 0);
+    e->now = 1e4;
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4 + 1e-13, id, 7}), AVI_ERR_RUN); /* 1e4 + 1e-13 == 1e4 */
+    ck_assert_msg(strstr(avi_engine_error(e)->message, "does not advance time"), "%s", avi_engine_error(e)->message);
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4, id, 0}), AVI_OK);
+    ck_assert_int_eq(avi_engine_schedule(e, (avi_event){1e4 + 1e-11, id, 8}), AVI_OK);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_common_step_is_leapfrog);
+    tcase_add_test(tc, test_stop_between_observers);
+    tcase_add_test(tc, test_stop_while_only_contact_runs);
+    tcase_add_test(tc, test_contact_window_below_resolution_is_an_error);
+    tcase_add_test(tc, test_contact_event_must_advance_time);
     tcase_add_test(tc, test_half_first_impulse_gives_second_order);
     tcase_add_test(tc, test_observer_times);
     tcase_add_test(tc, test_observation_at_zero_is_initial_state);

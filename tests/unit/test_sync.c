@@ -537,6 +537,85 @@ START_TEST(test_unnamed_kind_refused)
 }
 END_TEST
 
+/* Every integrator the same way: a run shorter than the step is refused
+ * before anything changes (no silent zero-step or one-full-step run that
+ * reports the end time), and a run of one step goes. */
+static const avi_integrator_type every_type[] = {AVI_INTEGRATOR_AVI,           AVI_INTEGRATOR_SYNC_EXPLICIT,
+                                                 AVI_INTEGRATOR_SYNC_IMPLICIT, AVI_INTEGRATOR_SYNC_ROOTFIND,
+                                                 AVI_INTEGRATOR_EXPLICIT_EULER, AVI_INTEGRATOR_IMPLICIT_EULER,
+                                                 AVI_INTEGRATOR_DCR};
+#define N_TYPES (sizeof every_type / sizeof every_type[0])
+
+static avi_engine *small_engine(avi_integrator_type type, double h, avi_model **m)
+{
+    *m = small_model(h);
+    avi_sync_options o = avi_default_sync_options();
+    o.type = type;
+    o.h = h;
+    avi_error err;
+    avi_engine *e = avi_engine_create_with(*m, &o, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    return e;
+}
+
+START_TEST(test_step_longer_than_run)
+{
+    const double h = 1e-2;
+    for (size_t k = 0; k < N_TYPES; k++) {
+        avi_model *m;
+        avi_engine *e = small_engine(every_type[k], h, &m);
+        double x0[6][3], v0[6][3], x[6][3], v[6][3];
+        avi_engine_state_at(e, 0.0, &x0[0][0], &v0[0][0]);
+        int rc = avi_engine_run(e, 0.5 * h);
+        ck_assert_msg(rc == AVI_ERR_INPUT, "type %d: a run of half a step returned %d, time %g, %llu events",
+                      (int)every_type[k], rc, avi_engine_time(e), (unsigned long long)avi_engine_events_total(e));
+        ck_assert_msg(strstr(avi_engine_error(e)->message, "longer than the run"), "type %d: %s", (int)every_type[k],
+                      avi_engine_error(e)->message);
+        ck_assert_double_eq(avi_engine_time(e), 0.0);
+        ck_assert_uint_eq(avi_engine_events_total(e), 0);
+        avi_engine_state_at(e, 0.0, &x[0][0], &v[0][0]);
+        ck_assert(memcmp(x, x0, sizeof x) == 0 && memcmp(v, v0, sizeof v) == 0);
+        /* A run of exactly one step, and then on: steps complete. */
+        ck_assert_int_eq(avi_engine_run(e, h), AVI_OK);
+        ck_assert_int_eq(avi_engine_run(e, 3.5 * h), AVI_OK);
+        ck_assert_uint_gt(avi_engine_events_total(e), 0);
+        avi_engine_destroy(e);
+        avi_model_destroy(m);
+    }
+}
+END_TEST
+
+/* An absurd step (1e300 s) overflows the state: an error naming the time
+ * under every integrator, never AVI_OK with a NaN state; for the explicit
+ * update also at its first kick alone (t < h), whose velocities (5e301 m/s)
+ * square to an infinite kinetic energy. The AVI's first impulses are
+ * finite (its state too): the run's blow-up check names that one. */
+START_TEST(test_nonfinite_state_is_an_error)
+{
+    avi_model *m1;
+    avi_engine *e1 = small_engine(AVI_INTEGRATOR_SYNC_EXPLICIT, 1e300, &m1);
+    ck_assert_int_eq(avi_engine_advance(e1, 0.5e300), AVI_ERR_RUN);
+    ck_assert_msg(strstr(avi_engine_error(e1)->message, "t = 0"), "%s", avi_engine_error(e1)->message);
+    avi_engine_destroy(e1);
+    avi_model_destroy(m1);
+    for (size_t k = 0; k < N_TYPES; k++) {
+        avi_model *m;
+        avi_engine *e = small_engine(every_type[k], 1e300, &m);
+        int rc = avi_engine_advance(e, 1.5e300);
+        /* The integrator's own state (positions at their last drift). */
+        int finite = 1;
+        for (int i = 0; i < 6; i++) finite &= v3_isfinite(m->vert[i].x) && v3_isfinite(m->vert[i].v);
+        ck_assert_msg(rc == AVI_ERR_RUN || (rc == AVI_OK && finite), "type %d: advance returned %d with a %s state",
+                      (int)every_type[k], rc, finite ? "finite" : "non-finite");
+        if (rc == AVI_ERR_RUN)
+            ck_assert_msg(strstr(avi_engine_error(e)->message, "t = "), "type %d: %s", (int)every_type[k],
+                          avi_engine_error(e)->message);
+        avi_engine_destroy(e);
+        avi_model_destroy(m);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sync");
@@ -554,6 +633,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_midedge_shell_integrators);
     tcase_add_test(tc, test_sheet_scene_midedge);
     tcase_add_test(tc, test_unnamed_kind_refused);
+    tcase_add_test(tc, test_step_longer_than_run);
+    tcase_add_test(tc, test_nonfinite_state_is_an_error);
     suite_add_tcase(s, tc);
     return s;
 }
