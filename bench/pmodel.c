@@ -309,11 +309,17 @@ static void dag(const char *label, int same_time)
         work += c;
         nev++;
     }
+    /* A manager run is a barrier: the path is the runs plus the paths of
+     * the stretches between them (path_between_runs). */
     printf("{\"schedule\": \"%s\", \"events\": %llu, \"work_ms\": %.3f, \"manager_ms\": %.3f, \"critical_path_ms\": %.4f, "
-           "\"parallelism\": %.1f, \"predicted_speedup_brent\": {",
-           label, (unsigned long long)nev, 1e-6 * (work + runs), 1e-6 * runs, 1e-6 * top, (work + runs) / top);
+           "\"path_between_runs_ms\": %.4f, \"parallelism\": %.1f, \"predicted_speedup_brent\": {",
+           label, (unsigned long long)nev, 1e-6 * (work + runs), 1e-6 * runs, 1e-6 * top, 1e-6 * (top - runs),
+           (work + runs) / top);
     for (int k = 0; k < NP; k++)
-        printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], (work + runs) / ((work) / procs[k] + runs + top));
+        printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], (work + runs) / (work / procs[k] + top));
+    printf("}, \"brent_manager_parallel\": {"); /* if a manager run's broad phase were split P ways */
+    for (int k = 0; k < NP; k++)
+        printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], (work + runs) / ((work + runs) / procs[k] + top - runs));
     printf("}}\n");
     free(cur);
     free(prev);
