@@ -6,6 +6,7 @@
  *
  *   build/bench/pmodel bar [--tets N] [--events E]
  *   build/bench/pmodel sphere-plate [--end T] [--set KEY=VALUE]...
+ *   build/bench/pmodel bar ... --verify W
  *   common: [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W]
  *
  * The trace. An elastic potential's events are at n dt (n = 0, 1, ...,
@@ -71,6 +72,7 @@ typedef struct {
     /* flat table of elastic potentials */
     uint32_t npot;
     uint8_t *kind;
+    uint32_t *idx; /* index within its kind */
     uint8_t *nv;
     uint32_t *first; /* into verts */
     uint32_t *verts;
@@ -151,6 +153,7 @@ static void table_of(const avi_model *m)
         }
     }
     T.kind = malloc(np);
+    T.idx = malloc(np * sizeof *T.idx);
     T.nv = malloc(np);
     T.first = malloc(np * sizeof *T.first);
     T.verts = malloc(nvs * sizeof *T.verts);
@@ -163,6 +166,7 @@ static void table_of(const avi_model *m)
             const uint32_t *v;
             int n = avi_model_stencil(m, (avi_kind)k, i, &v);
             T.kind[p] = (uint8_t)k;
+            T.idx[p] = (uint32_t)i;
             T.first[p] = f;
             T.nv[p] = 0;
             for (int a = 0; a < n; a++)
@@ -425,6 +429,77 @@ static void rounds(size_t W, int same_time, int conservative)
     free(blk);
 }
 
+
+/* Replays the rounds-c schedule with window W on a second, identical model
+ * (elastic events only) with the engine's own drift, gradient and kick, in
+ * a scrambled order: each round's winners drift and take their gradients
+ * from the last to the first, then kick in key order (kick_order 0) or in
+ * reverse key order (1: the negative control, which breaks the serial order
+ * of kick sums on shared vertices). Returns the number of vertex records
+ * that differ from the serial engine's, bit for bit. */
+static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_order)
+{
+    uint32_t *win = malloc(W * sizeof *win), *ran = malloc(W * sizeof *ran);
+    double (*g)[AVI_STENCIL_MAX][3] = malloc(W * sizeof *g);
+    uint32_t *mark = calloc(T.nv_model, sizeof *mark);
+    double *mt = malloc(T.nv_model * sizeof *mt);
+    uint8_t *blk = calloc(T.nv_model, 1);
+    avi_vertex *V = m->vert;
+    size_t wn = 0, pos = 0;
+    uint32_t stamp = 0;
+    for (;;) {
+        while (wn < W && pos < T.n) win[wn++] = (uint32_t)pos++;
+        if (wn == 0) break;
+        stamp++;
+        size_t keep = 0, nr = 0;
+        for (size_t i = 0; i < wn; i++) {
+            const uint32_t *v;
+            int ct, n = stencil(win[i], &v, &ct), conflict = 0;
+            double t = T.tr[win[i]].t;
+            for (int a = 0; a < n; a++)
+                if (mark[v[a]] == stamp && !(!blk[v[a]] && mt[v[a]] == t)) conflict = 1;
+            for (int a = 0; a < n; a++) {
+                uint32_t x = v[a];
+                if (mark[x] != stamp) {
+                    mark[x] = stamp;
+                    mt[x] = t;
+                    blk[x] = (uint8_t)conflict;
+                } else blk[x] |= (uint8_t)(conflict || mt[x] != t);
+            }
+            if (conflict) win[keep++] = win[i];
+            else ran[nr++] = win[i];
+        }
+        wn = keep;
+        for (size_t r = nr; r-- > 0;) { /* gradients, last first */
+            uint32_t p = T.tr[ran[r]].ref;
+            const void *rec = avi_kind_record(m, T.kind[p], T.idx[p]);
+            int ns = avi_kind_slots(T.kind[p]);
+            double x[AVI_STENCIL_MAX][3];
+            avi_drift(V, avi_kind_stencil(T.kind[p], rec), ns, T.tr[ran[r]].t, x);
+            avi_kind_gradient(T.kind[p], rec, (const double (*)[3])x, g[r]);
+        }
+        for (size_t q = 0; q < nr; q++) { /* kicks */
+            size_t r = kick_order ? nr - 1 - q : q;
+            uint32_t p = T.tr[ran[r]].ref;
+            const void *rec = avi_kind_record(m, T.kind[p], T.idx[p]);
+            int ns = avi_kind_slots(T.kind[p]);
+            const uint32_t *s = avi_kind_stencil(T.kind[p], rec);
+            double w = (T.tr[ran[r]].t == 0.0 ? 0.5 : 1.0) * avi_kind_dt(T.kind[p], rec);
+            for (int c = 0; c < ns; c += 4)
+                (void)avi_kick(V, s + c, ns - c < 4 ? ns - c : 4, w, (const double (*)[3])(g[r] + c));
+        }
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < T.nv_model; i++) differ += memcmp(&V[i], &serial[i], sizeof *V) != 0;
+    free(win);
+    free(ran);
+    free(g);
+    free(mark);
+    free(mt);
+    free(blk);
+    return differ;
+}
+
 typedef struct {
     int nx, ny, nz;
 } bar_dims;
@@ -483,6 +558,7 @@ int main(int argc, char **argv)
     double tets = 1e5, events = 2e6, end = -1.0;
     size_t windows[8] = {256, 1024, 4096, 16384, 65536};
     int nwin = 5;
+    size_t verify = 0; /* --verify W: replay rounds-c at W against the serial bits (bar) */
     size_t strict_max = 1024; /* strict rounds commit few events: O(W) a round */
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     size_t nsets = 0;
@@ -490,6 +566,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--tets") && i + 1 < argc) tets = atof(argv[++i]);
         else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = atof(argv[++i]);
         else if (!strcmp(argv[i], "--end") && i + 1 < argc) end = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--verify") && i + 1 < argc) verify = (size_t)atof(argv[++i]);
         else if (!strcmp(argv[i], "--set") && i + 1 < argc) sets[nsets++] = argv[++i];
         else if (!strcmp(argv[i], "--windows") && i + 1 < argc) nwin = parse_list(argv[++i], windows, 8);
         else if (!strcmp(argv[i], "--barrier-ns") && i + 1 < argc) {
@@ -503,7 +580,7 @@ int main(int argc, char **argv)
         }
     }
     if (strcmp(scene, "bar") && strcmp(scene, "sphere-plate")) {
-        fprintf(stderr, "usage: %s bar [--tets N] [--events E] | sphere-plate [--end T] [--set KEY=VALUE]...\n"
+        fprintf(stderr, "usage: %s bar [--tets N] [--events E] [--verify W] | sphere-plate [--end T] [--set KEY=VALUE]...\n"
                         "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W]\n", argv[0]);
         return 2;
     }
@@ -561,6 +638,18 @@ int main(int argc, char **argv)
            (unsigned long long)T.layer_adds, T.nrun, cm ? (unsigned long long)cm->clock.speed_triggers : 0ull,
            1e-6 * wall_ns, el_ns, ct_ns, 1e-3 * run_ns_each, scan_ns);
     fflush(stdout);
+    int vrc = 0;
+    if (verify && is_bar) {
+        avi_model *m2 = bar_model(tets);
+        avi_model *m3 = bar_model(tets);
+        size_t d0 = replay(m2, m->vert, verify, 0), d1 = replay(m3, m->vert, verify, 1);
+        printf("{\"verify\": \"rounds-c\", \"window\": %zu, \"records\": %zu, \"differing\": %zu, "
+               "\"negative_control_kicks_reversed_differing\": %zu}\n",
+               verify, T.nv_model, d0, d1);
+        vrc = d0 != 0 || d1 == 0; /* the control must fail, or the check proves nothing */
+        avi_model_destroy(m2);
+        avi_model_destroy(m3);
+    }
     avi_engine_destroy(e);
     dag("dag", 0);
     dag("dag-c", 1);
@@ -572,5 +661,5 @@ int main(int argc, char **argv)
     avi_model_destroy(m);
     if (!is_bar) avi_scene_free(&sc);
     free(sets);
-    return 0;
+    return vrc;
 }
