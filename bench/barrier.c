@@ -6,7 +6,10 @@
  *   build/bench/barrier [--threads T] [--rounds N]
  *
  * Two barriers: pthread_barrier_wait, and a sense-reversing spin barrier
- * on one atomic counter (C11 atomics, acquire/release). On a machine with
+ * on one atomic counter (C11 atomics, acquire/release). And the one-way
+ * hand-off of a cache line between 2 threads (ping-pong on one atomic,
+ * half a round trip): the cost of passing one dependency in a dataflow
+ * executor (bench/pmodel --sync-ns). On a machine with
  * fewer free cores than T, a spinning waiter holds a core the others need:
  * the spin figure is then an upper bound. One JSON line per barrier. */
 #include "bench_util.h"
@@ -69,6 +72,35 @@ static void measure(int threads, int spin)
     fflush(stdout);
 }
 
+static atomic_long ball;
+
+static void *pong(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < rounds_n; i++) {
+        while (atomic_load_explicit(&ball, memory_order_acquire) != 2 * i + 1) __builtin_ia32_pause();
+        atomic_store_explicit(&ball, 2 * i + 2, memory_order_release);
+    }
+    return NULL;
+}
+
+static void handoff(void)
+{
+    atomic_store(&ball, 0);
+    pthread_t th;
+    double t0 = bench_now();
+    pthread_create(&th, NULL, pong, NULL);
+    for (long i = 0; i < rounds_n; i++) {
+        atomic_store_explicit(&ball, 2 * i + 1, memory_order_release);
+        while (atomic_load_explicit(&ball, memory_order_acquire) != 2 * i + 2) __builtin_ia32_pause();
+    }
+    pthread_join(th, NULL);
+    double wall = bench_now() - t0;
+    printf("{\"bench\": \"barrier\", \"kind\": \"handoff\", \"threads\": 2, \"rounds\": %ld, \"ns_one_way\": %.1f}\n",
+           rounds_n, 0.5e9 * wall / rounds_n);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int threads = 2;
@@ -86,5 +118,6 @@ int main(int argc, char **argv)
     }
     measure(threads, 1);
     measure(threads, 0);
+    handoff();
     return 0;
 }

@@ -7,7 +7,7 @@
  *   build/bench/pmodel bar [--tets N] [--events E]
  *   build/bench/pmodel sphere-plate [--end T] [--set KEY=VALUE]...
  *   build/bench/pmodel bar ... --verify W
- *   common: [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W]
+ *   common: [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...]
  *
  * The trace. An elastic potential's events are at n dt (n = 0, 1, ...,
  * the engine's ev.t = n * dt), keyed (time, id) as the queue orders them,
@@ -265,6 +265,8 @@ static double el_ns, ct_ns, run_ns_each, scan_ns = 10.0;
 static double barrier_list[NB] = {500.0};
 static int nbar = 1;
 static double barrier_ns;
+static double sync_list[NB] = {200.0};
+static int nsync = 1;
 
 static double cost(size_t j)
 {
@@ -325,6 +327,75 @@ static void dag(const char *label, int same_time)
     for (int k = 0; k < NP; k++)
         printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], (work + runs) / ((work + runs) / procs[k] + top - runs));
     printf("}}\n");
+    free(cur);
+    free(prev);
+    free(vt);
+    free(vc);
+}
+
+
+/* A dataflow executor without rounds: events are handed out in serial
+ * order, each to the worker that is free first, and starts when its
+ * predecessors (the dag-c rule) are done; every event pays sync_ns for the
+ * hand-off of its dependencies (one cache line between cores). A manager
+ * run waits for every worker, then costs its time (or its time / P with
+ * manager_parallel, plus a barrier). */
+static void dataflow(double sync_ns, int manager_parallel)
+{
+    double *cur = malloc(T.nv_model * sizeof *cur), *prev = malloc(T.nv_model * sizeof *prev);
+    double *vt = malloc(T.nv_model * sizeof *vt);
+    uint8_t *vc = malloc(T.nv_model);
+    double serial = 0.0, speed[NP];
+    for (int k = 0; k < NP; k++) {
+        int P = procs[k];
+        double freew[64] = {0};
+        for (size_t i = 0; i < T.nv_model; i++) cur[i] = prev[i] = 0.0, vt[i] = -INFINITY, vc[i] = 0;
+        double top = 0.0;
+        serial = 0.0;
+        for (size_t j = 0; j < T.n; j++) {
+            if (T.tr[j].ref == REF_RUN) {
+                double f = top;
+                for (int w = 0; w < P; w++) f = f > freew[w] ? f : freew[w];
+                f += manager_parallel ? run_ns_each / P + barrier(P) : run_ns_each;
+                for (int w = 0; w < P; w++) freew[w] = f;
+                top = f;
+                serial += run_ns_each;
+                continue;
+            }
+            const uint32_t *v;
+            int ct, n = stencil(j, &v, &ct), wmin = 0;
+            double t = T.tr[j].t, start = 0.0, c = cost(j);
+            for (int a = 0; a < n; a++) {
+                uint32_t x = v[a];
+                double dep = (!ct && !vc[x] && vt[x] == t) ? prev[x] : cur[x];
+                if (dep > start) start = dep;
+            }
+            for (int w = 1; w < P; w++)
+                if (freew[w] < freew[wmin]) wmin = w;
+            if (freew[wmin] > start) start = freew[wmin];
+            double end = start + c + (P > 1 ? sync_ns : 0.0);
+            freew[wmin] = end;
+            for (int a = 0; a < n; a++) {
+                uint32_t x = v[a];
+                if (!ct && !vc[x] && vt[x] == t) {
+                    if (end > cur[x]) cur[x] = end;
+                } else {
+                    prev[x] = cur[x];
+                    cur[x] = end;
+                    vt[x] = t;
+                    vc[x] = (uint8_t)ct;
+                }
+            }
+            if (end > top) top = end;
+            serial += c;
+        }
+        speed[k] = serial / top;
+    }
+    printf("{\"schedule\": \"dataflow%s\", \"sync_ns\": %.0f, \"predicted_speedup\": {",
+           manager_parallel ? "-manager-parallel" : "", sync_ns);
+    for (int k = 0; k < NP; k++) printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], speed[k]);
+    printf("}}\n");
+    fflush(stdout);
     free(cur);
     free(prev);
     free(vt);
@@ -572,6 +643,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--barrier-ns") && i + 1 < argc) {
             nbar = 0;
             for (char *tok = strtok(argv[++i], ","); tok && nbar < NB; tok = strtok(NULL, ",")) barrier_list[nbar++] = atof(tok);
+        } else if (!strcmp(argv[i], "--sync-ns") && i + 1 < argc) {
+            nsync = 0;
+            for (char *tok = strtok(argv[++i], ","); tok && nsync < NB; tok = strtok(NULL, ",")) sync_list[nsync++] = atof(tok);
         } else if (!strcmp(argv[i], "--strict-max") && i + 1 < argc) strict_max = (size_t)atof(argv[++i]);
         else if (!strcmp(argv[i], "--scan-ns") && i + 1 < argc) scan_ns = atof(argv[++i]);
         else {
@@ -581,7 +655,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(scene, "bar") && strcmp(scene, "sphere-plate")) {
         fprintf(stderr, "usage: %s bar [--tets N] [--events E] [--verify W] | sphere-plate [--end T] [--set KEY=VALUE]...\n"
-                        "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W]\n", argv[0]);
+                        "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...]\n", argv[0]);
         return 2;
     }
     avi_error err;
@@ -653,6 +727,11 @@ int main(int argc, char **argv)
     avi_engine_destroy(e);
     dag("dag", 0);
     dag("dag-c", 1);
+    barrier_ns = barrier_list[0];
+    for (int k = 0; k < nsync; k++) {
+        dataflow(sync_list[k], 0);
+        if (T.nrun) dataflow(sync_list[k], 1);
+    }
     for (int w = 0; w < nwin; w++) {
         if (windows[w] <= strict_max) rounds(windows[w], 0, 0);
         rounds(windows[w], 1, 0);
