@@ -96,7 +96,7 @@ static void handoff(void)
     }
     pthread_join(th, NULL);
     double wall = bench_now() - t0;
-    printf("{\"bench\": \"barrier\", \"kind\": \"handoff\", \"threads\": 2, \"rounds\": %ld, \"ns_one_way\": %.1f}\n",
+    printf("{\"bench\": \"barrier\", \"kind\": \"handoff\", \"threads\": 2, \"rounds\": %ld, \"ns_per_handoff\": %.1f}\n",
            rounds_n, 0.5e9 * wall / rounds_n);
     fflush(stdout);
 }

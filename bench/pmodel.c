@@ -317,7 +317,7 @@ static void dag(const char *label, int same_time)
     }
     /* A manager run is a barrier: the path is the runs plus the paths of
      * the stretches between them (path_between_runs). */
-    printf("{\"schedule\": \"%s\", \"events\": %llu, \"work_ms\": %.3f, \"manager_ms\": %.3f, \"critical_path_ms\": %.4f, "
+    printf("{\"bench\": \"pmodel\", \"schedule\": \"%s\", \"events\": %llu, \"work_ms\": %.3f, \"manager_ms\": %.3f, \"critical_path_ms\": %.4f, "
            "\"path_between_runs_ms\": %.4f, \"parallelism\": %.1f, \"predicted_speedup_brent\": {",
            label, (unsigned long long)nev, 1e-6 * (work + runs), 1e-6 * runs, 1e-6 * top, 1e-6 * (top - runs),
            (work + runs) / top);
@@ -391,7 +391,7 @@ static void dataflow(double sync_ns, int manager_parallel)
         }
         speed[k] = serial / top;
     }
-    printf("{\"schedule\": \"dataflow%s\", \"sync_ns\": %.0f, \"predicted_speedup\": {",
+    printf("{\"bench\": \"pmodel\", \"schedule\": \"dataflow%s\", \"sync_ns\": %.0f, \"predicted_speedup\": {",
            manager_parallel ? "-manager-parallel" : "", sync_ns);
     for (int k = 0; k < NP; k++) printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], speed[k]);
     printf("}}\n");
@@ -480,7 +480,7 @@ static void rounds(size_t W, int same_time, int conservative)
             }
         }
     }
-    printf("{\"schedule\": \"rounds%s%s\", \"window\": %zu, \"rounds\": %llu, \"ready_per_round\": %.1f, "
+    printf("{\"bench\": \"pmodel\", \"schedule\": \"rounds%s%s\", \"window\": %zu, \"rounds\": %llu, \"ready_per_round\": %.1f, "
            "\"window_fill\": %.1f, \"commit_ratio\": %.3f, \"conflicts\": %llu, \"manager_runs\": %llu, \"predicted\": [",
            same_time ? "-c" : "", conservative ? "-conservative" : "", W, (unsigned long long)nround,
            nround ? (double)ready / nround : 0.0, nround ? (double)win_sum / nround : 0.0,
@@ -717,7 +717,7 @@ int main(int argc, char **argv)
         avi_model *m2 = bar_model(tets);
         avi_model *m3 = bar_model(tets);
         size_t d0 = replay(m2, m->vert, verify, 0), d1 = replay(m3, m->vert, verify, 1);
-        printf("{\"verify\": \"rounds-c\", \"window\": %zu, \"records\": %zu, \"differing\": %zu, "
+        printf("{\"bench\": \"pmodel\", \"verify\": \"rounds-c\", \"window\": %zu, \"records\": %zu, \"differing\": %zu, "
                "\"negative_control_kicks_reversed_differing\": %zu}\n",
                verify, T.nv_model, d0, d1);
         vrc = d0 != 0 || d1 == 0; /* the control must fail, or the check proves nothing */
