@@ -7,7 +7,7 @@
  *   build/bench/pmodel bar [--tets N] [--events E]
  *   build/bench/pmodel sphere-plate [--end T] [--set KEY=VALUE]...
  *   build/bench/pmodel bar ... --verify W
- *   common: [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...]
+ *   common: [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...] [--kick-fraction F]
  *
  * The trace. An elastic potential's events are at n dt (n = 0, 1, ...,
  * the engine's ev.t = n * dt), keyed (time, id) as the queue orders them,
@@ -266,6 +266,7 @@ static double barrier_list[NB] = {500.0};
 static int nbar = 1;
 static double barrier_ns;
 static double sync_list[NB] = {200.0};
+static double kick_frac = 0.2; /* of an event's cost: its kicks (pmodel --verify measures it on tets) */
 static int nsync = 1;
 
 static double cost(size_t j)
@@ -335,21 +336,25 @@ static void dag(const char *label, int same_time)
 
 
 /* A dataflow executor without rounds: events are handed out in serial
- * order, each to the worker that is free first, and starts when its
- * predecessors (the dag-c rule) are done; every event pays sync_ns for the
- * hand-off of its dependencies (one cache line between cores). A manager
- * run waits for every worker, then costs its time (or its time / P with
- * manager_parallel, plus a barrier). */
-static void dataflow(double sync_ns, int manager_parallel)
+ * order, each to the worker that is free first; every event pays sync_ns
+ * for the hand-off of its dependencies (one cache line between cores).
+ * same_time 0: an event starts when the last event on each of its vertices
+ * is done (the dag rule). same_time 1: its gradient part ((1 - kick_frac)
+ * of its cost) starts on the dag-c rule, and its kick (kick_frac) waits for
+ * the previous kick on each of its vertices, which keeps the kick sums in
+ * serial order. A manager run waits for every worker, then costs its time
+ * (or its time / P with manager_parallel, plus a barrier). */
+static void dataflow(double sync_ns, int manager_parallel, int same_time)
 {
     double *cur = malloc(T.nv_model * sizeof *cur), *prev = malloc(T.nv_model * sizeof *prev);
     double *vt = malloc(T.nv_model * sizeof *vt);
     uint8_t *vc = malloc(T.nv_model);
+    double *kick = malloc(T.nv_model * sizeof *kick);
     double serial = 0.0, speed[NP];
     for (int k = 0; k < NP; k++) {
         int P = procs[k];
         double freew[64] = {0};
-        for (size_t i = 0; i < T.nv_model; i++) cur[i] = prev[i] = 0.0, vt[i] = -INFINITY, vc[i] = 0;
+        for (size_t i = 0; i < T.nv_model; i++) cur[i] = prev[i] = kick[i] = 0.0, vt[i] = -INFINITY, vc[i] = 0;
         double top = 0.0;
         serial = 0.0;
         for (size_t j = 0; j < T.n; j++) {
@@ -367,17 +372,24 @@ static void dataflow(double sync_ns, int manager_parallel)
             double t = T.tr[j].t, start = 0.0, c = cost(j);
             for (int a = 0; a < n; a++) {
                 uint32_t x = v[a];
-                double dep = (!ct && !vc[x] && vt[x] == t) ? prev[x] : cur[x];
+                double dep = (same_time && !ct && !vc[x] && vt[x] == t) ? prev[x] : cur[x];
                 if (dep > start) start = dep;
             }
             for (int w = 1; w < P; w++)
                 if (freew[w] < freew[wmin]) wmin = w;
             if (freew[wmin] > start) start = freew[wmin];
             double end = start + c + (P > 1 ? sync_ns : 0.0);
+            if (same_time) { /* the kick after the previous kick on each vertex */
+                double ks = end - kick_frac * c;
+                for (int a = 0; a < n; a++)
+                    if (kick[v[a]] > ks) ks = kick[v[a]];
+                end = ks + kick_frac * c;
+                for (int a = 0; a < n; a++) kick[v[a]] = end;
+            }
             freew[wmin] = end;
             for (int a = 0; a < n; a++) {
                 uint32_t x = v[a];
-                if (!ct && !vc[x] && vt[x] == t) {
+                if (same_time && !ct && !vc[x] && vt[x] == t) {
                     if (end > cur[x]) cur[x] = end;
                 } else {
                     prev[x] = cur[x];
@@ -391,8 +403,9 @@ static void dataflow(double sync_ns, int manager_parallel)
         }
         speed[k] = serial / top;
     }
-    printf("{\"bench\": \"pmodel\", \"schedule\": \"dataflow%s\", \"sync_ns\": %.0f, \"predicted_speedup\": {",
-           manager_parallel ? "-manager-parallel" : "", sync_ns);
+    printf("{\"bench\": \"pmodel\", \"schedule\": \"dataflow%s%s\", \"sync_ns\": %.0f, \"kick_fraction\": %.2f, "
+           "\"predicted_speedup\": {",
+           same_time ? "-c" : "", manager_parallel ? "-manager-parallel" : "", sync_ns, same_time ? kick_frac : 1.0);
     for (int k = 0; k < NP; k++) printf("%s\"%d\": %.2f", k ? ", " : "", procs[k], speed[k]);
     printf("}}\n");
     fflush(stdout);
@@ -400,6 +413,7 @@ static void dataflow(double sync_ns, int manager_parallel)
     free(prev);
     free(vt);
     free(vc);
+    free(kick);
 }
 
 /* Galois-style rounds over the trace with a window of W. */
@@ -508,6 +522,8 @@ static void rounds(size_t W, int same_time, int conservative)
  * reverse key order (1: the negative control, which breaks the serial order
  * of kick sums on shared vertices). Returns the number of vertex records
  * that differ from the serial engine's, bit for bit. */
+static double t_grad, t_kick; /* replay's time in drift and gradients, in kicks */
+
 static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_order)
 {
     uint32_t *win = malloc(W * sizeof *win), *ran = malloc(W * sizeof *ran);
@@ -541,6 +557,7 @@ static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_
             else ran[nr++] = win[i];
         }
         wn = keep;
+        double t0 = bench_now();
         for (size_t r = nr; r-- > 0;) { /* gradients, last first */
             uint32_t p = T.tr[ran[r]].ref;
             const void *rec = avi_kind_record(m, T.kind[p], T.idx[p]);
@@ -549,6 +566,7 @@ static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_
             avi_drift(V, avi_kind_stencil(T.kind[p], rec), ns, T.tr[ran[r]].t, x);
             avi_kind_gradient(T.kind[p], rec, (const double (*)[3])x, g[r]);
         }
+        double t1 = bench_now();
         for (size_t q = 0; q < nr; q++) { /* kicks */
             size_t r = kick_order ? nr - 1 - q : q;
             uint32_t p = T.tr[ran[r]].ref;
@@ -559,6 +577,8 @@ static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_
             for (int c = 0; c < ns; c += 4)
                 (void)avi_kick(V, s + c, ns - c < 4 ? ns - c : 4, w, (const double (*)[3])(g[r] + c));
         }
+        t_grad += t1 - t0;
+        t_kick += bench_now() - t1;
     }
     size_t differ = 0;
     for (size_t i = 0; i < T.nv_model; i++) differ += memcmp(&V[i], &serial[i], sizeof *V) != 0;
@@ -646,7 +666,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--sync-ns") && i + 1 < argc) {
             nsync = 0;
             for (char *tok = strtok(argv[++i], ","); tok && nsync < NB; tok = strtok(NULL, ",")) sync_list[nsync++] = atof(tok);
-        } else if (!strcmp(argv[i], "--strict-max") && i + 1 < argc) strict_max = (size_t)atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--kick-fraction") && i + 1 < argc) kick_frac = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--strict-max") && i + 1 < argc) strict_max = (size_t)atof(argv[++i]);
         else if (!strcmp(argv[i], "--scan-ns") && i + 1 < argc) scan_ns = atof(argv[++i]);
         else {
             scene = "";
@@ -655,7 +676,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(scene, "bar") && strcmp(scene, "sphere-plate")) {
         fprintf(stderr, "usage: %s bar [--tets N] [--events E] [--verify W] | sphere-plate [--end T] [--set KEY=VALUE]...\n"
-                        "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...]\n", argv[0]);
+                        "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...] [--kick-fraction F]\n", argv[0]);
         return 2;
     }
     avi_error err;
@@ -716,10 +737,12 @@ int main(int argc, char **argv)
     if (verify && is_bar) {
         avi_model *m2 = bar_model(tets);
         avi_model *m3 = bar_model(tets);
-        size_t d0 = replay(m2, m->vert, verify, 0), d1 = replay(m3, m->vert, verify, 1);
+        size_t d0 = replay(m2, m->vert, verify, 0);
+        double kf = t_kick / (t_grad + t_kick);
+        size_t d1 = replay(m3, m->vert, verify, 1);
         printf("{\"bench\": \"pmodel\", \"verify\": \"rounds-c\", \"window\": %zu, \"records\": %zu, \"differing\": %zu, "
-               "\"negative_control_kicks_reversed_differing\": %zu}\n",
-               verify, T.nv_model, d0, d1);
+               "\"negative_control_kicks_reversed_differing\": %zu, \"kick_fraction\": %.3f}\n",
+               verify, T.nv_model, d0, d1, kf);
         vrc = d0 != 0 || d1 == 0; /* the control must fail, or the check proves nothing */
         avi_model_destroy(m2);
         avi_model_destroy(m3);
@@ -729,8 +752,12 @@ int main(int argc, char **argv)
     dag("dag-c", 1);
     barrier_ns = barrier_list[0];
     for (int k = 0; k < nsync; k++) {
-        dataflow(sync_list[k], 0);
-        if (T.nrun) dataflow(sync_list[k], 1);
+        dataflow(sync_list[k], 0, 0);
+        dataflow(sync_list[k], 0, 1);
+        if (T.nrun) {
+            dataflow(sync_list[k], 1, 0);
+            dataflow(sync_list[k], 1, 1);
+        }
     }
     for (int w = 0; w < nwin; w++) {
         if (windows[w] <= strict_max) rounds(windows[w], 0, 0);
