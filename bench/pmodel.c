@@ -13,9 +13,9 @@
  * the engine's ev.t = n * dt), keyed (time, id) as the queue orders them,
  * so the serial order of elastic events is a merge of the clocks (a heap
  * here). Contact is dynamic: the run goes through the real engine with the
- * model's contact table wrapped, which records every manager run and every
- * counted contact event (time, stencil, whether it added a layer) and
- * times them. Refined clocks (core/refine.h) are not reconstructed: the
+ * model's contact table wrapped, which records every manager run (time,
+ * layer-1 potentials created and retired) and every counted contact event
+ * (time, stencil, whether it added a layer) and times them. Refined clocks (core/refine.h) are not reconstructed: the
  * engine's elastic count minus the trace's is printed ("refined_extra").
  * Pinned vertices are left out of stencils: an event neither drifts nor
  * kicks them, so sharing one is no conflict.
@@ -84,6 +84,7 @@ typedef struct {
     size_t nrun, caprun;
     double contact_ns, run_ns; /* total time in contact events and runs */
     uint64_t layer_adds;
+    uint64_t run_created, run_retired; /* layer-1 potentials the runs created, retired */
     /* the trace */
     entry *tr;
     size_t n, cap;
@@ -110,8 +111,11 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 static int run_hook(struct avi_contact_manager *cm, avi_engine *e, double t)
 {
+    uint64_t act = cm->activations, ret = cm->retirements;
     double t0 = bench_now();
     int rc = orig->run(cm, e, t);
+    T.run_created += cm->activations - act;
+    T.run_retired += cm->retirements - ret;
     T.run_ns += 1e9 * (bench_now() - t0);
     T.run_t = grow(T.run_t, &T.caprun, T.nrun + 1, sizeof *T.run_t);
     T.run_t[T.nrun++] = t;
@@ -674,6 +678,12 @@ int main(int argc, char **argv)
             break;
         }
     }
+    int bad = !(tets >= 1.0) || !(events >= 1.0) || !(kick_frac >= 0.0 && kick_frac <= 1.0) || nwin < 1;
+    for (int w = 0; w < nwin; w++) bad |= windows[w] < 1;
+    if (bad) {
+        fprintf(stderr, "pmodel: --tets and --events must be at least 1, --windows at least 1 each, --kick-fraction in [0, 1]\n");
+        return 2;
+    }
     if (strcmp(scene, "bar") && strcmp(scene, "sphere-plate")) {
         fprintf(stderr, "usage: %s bar [--tets N] [--events E] [--verify W] | sphere-plate [--end T] [--set KEY=VALUE]...\n"
                         "       [--windows W,...] [--barrier-ns B,...] [--scan-ns S] [--strict-max W] [--sync-ns S,...] [--kick-fraction F]\n", argv[0]);
@@ -726,11 +736,11 @@ int main(int argc, char **argv)
     const avi_contact_manager *cm = e->contact;
     printf("{\"bench\": \"pmodel\", \"scene\": \"%s\", \"tets\": %zu, \"vertices\": %zu, \"t_end\": %.6e, "
            "\"engine_events\": %llu, \"trace_elastic\": %llu, \"refined_extra\": %lld, \"contact_events\": %llu, "
-           "\"layer_adds\": %llu, \"manager_runs\": %zu, \"speed_triggers\": %llu, \"serial_ms\": %.2f, "
+           "\"layer_adds\": %llu, \"manager_runs\": %zu, \"runs_created\": %llu, \"runs_retired\": %llu, \"speed_triggers\": %llu, \"serial_ms\": %.2f, "
            "\"elastic_ns\": %.1f, \"contact_ns\": %.1f, \"manager_run_us\": %.2f, \"scan_ns\": %.1f}\n",
            scene, m->ntet, m->nv, t_end, (unsigned long long)n_engine, (unsigned long long)n_el,
            (long long)(n_engine - n_contact) - (long long)n_el, (unsigned long long)n_contact,
-           (unsigned long long)T.layer_adds, T.nrun, cm ? (unsigned long long)cm->clock.speed_triggers : 0ull,
+           (unsigned long long)T.layer_adds, T.nrun, (unsigned long long)T.run_created, (unsigned long long)T.run_retired, cm ? (unsigned long long)cm->clock.speed_triggers : 0ull,
            1e-6 * wall_ns, el_ns, ct_ns, 1e-3 * run_ns_each, scan_ns);
     fflush(stdout);
     int vrc = 0;
