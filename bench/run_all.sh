@@ -33,6 +33,8 @@ quick_args() {
     graded) echo "--steps 300 --repeat 1" ;;
     xdmf) echo "--frames 100,1000 --rewrite-max 100" ;;
     order4) echo "--quick" ;;
+    pmodel) echo "bar --tets 1e4 --events 2e5 --windows 256 --verify 256" ;;
+    barrier) echo "--rounds 20000" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
     *) echo "" ;;
     esac
@@ -41,6 +43,7 @@ quick_args() {
 full_args() {
     case "$1" in
     events) echo "--levels 0,16" ;;
+    pmodel) echo "bar --tets 1e5 --events 2e6 --windows 1024,4096,16384 --barrier-ns 500,6600 --sync-ns 200,550 --verify 4096" ;;
     *) echo "" ;;
     esac
 }
