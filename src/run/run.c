@@ -296,6 +296,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     } else if (avi_output_files_clear_stale(&r->files, err)) {
         return err->status = AVI_ERR_RUN;
     }
+    avi_run_output_drop_written(&r->so, &r->info);
     r->end_time = scene->end_time;
     avi_blow_up_init(&r->blow_up, scene);
     r->stream = avi_output_stream_create(r->model, 0, 1, write_item, r);
