@@ -141,7 +141,7 @@ static int frame_observer(const avi_engine *e, double t, void *user)
  * written. */
 static int write_checkpoint(avi_run *r)
 {
-    if (r->stream && avi_output_stream_drain(r->stream)) return AVI_ERR_RUN;
+    if (r->stream && avi_output_stream_trim(r->stream)) return AVI_ERR_RUN;
     if (avi_h5_flush(r->writer)) {
         r->io_failed = 1;
         return AVI_ERR_RUN;
