@@ -288,17 +288,9 @@ static hid_t series(avi_h5_writer *w, hid_t loc, const char *name, hid_t ftype, 
     hid_t d = -1;
     /* Attributes (units, dimension-scale lists) in dense storage keep the
      * object header that every row extends small: one write per flush. */
-    /* A frame is one whole chunk, written once: cached, each frame series
-     * kept its last frame in memory for nothing (24 B a vertex). */
-    hid_t a = chunk0 == 1 ? H5Pcreate(H5P_DATASET_ACCESS) : H5P_DEFAULT;
-    if (chunk0 == 1 && a >= 0 && H5Pset_chunk_cache(a, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT) < 0) {
-        H5Pclose(a);
-        a = -1;
-    }
-    if (s >= 0 && p >= 0 && a >= 0 && H5Pset_chunk(p, rank, chunk) >= 0 && H5Pset_attr_phase_change(p, 0, 0) >= 0)
-        d = H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, p, a);
+    if (s >= 0 && p >= 0 && H5Pset_chunk(p, rank, chunk) >= 0 && H5Pset_attr_phase_change(p, 0, 0) >= 0)
+        d = H5Dcreate2(loc, name, ftype, s, H5P_DEFAULT, p, H5P_DEFAULT);
     if (d < 0) fail(w, AVI_ERR_RUN, "creating dataset %s failed", name); /* before HDF5 clears its stack */
-    if (chunk0 == 1 && a >= 0) H5Pclose(a);
     if (p >= 0) H5Pclose(p);
     if (s >= 0) H5Sclose(s);
     if (d < 0) return -1;

@@ -15,12 +15,6 @@ static void init_process(void)
     /* H5dont_atexit takes effect only before HDF5 initialises itself, which
      * its first other call does; it makes no such call itself. */
     H5dont_atexit();
-    /* HDF5 keeps freed blocks on its own free lists (by default up to 16
-     * MiB of blocks, 4 MiB of arrays, 1 MiB of structures), out of reach of
-     * the allocator: a 100k-tet run held 2-4 MB there (frame and checkpoint
-     * buffers). 64 KiB each keeps small reuse (bench/README.md, "Memory of
-     * `avi run`"). */
-    H5set_free_list_limits(64 << 10, 16 << 10, 64 << 10, 16 << 10, 64 << 10, 16 << 10);
     const char *v = getenv("AVI_HDF5_ERRORS");
     print_errors = v && strcmp(v, "1") == 0;
 }
