@@ -19,11 +19,15 @@ sizes=("10k 10080 30 7 8 4.285714285714286 1 1.142857142857143"
 declare -A rss
 for ((rep = 0; rep < repeats; rep++)); do
   for s in "${sizes[@]}"; do
+    # shellcheck disable=SC2086 # split into the fields
     set -- $s
-    kb=$( { /usr/bin/time -f %M "$avi" run bar -o "$work/bar.h5" --quiet \
-              --set bodies.0.mesh.nx=$3 --set bodies.0.mesh.ny=$4 --set bodies.0.mesh.nz=$5 \
-              --set bodies.0.mesh.lx=$6 --set bodies.0.mesh.ly=$7 --set bodies.0.mesh.lz=$8 \
-              --set time.end="$end" >/dev/null; } 2>&1 | tail -1)
+    if ! /usr/bin/time -o "$work/rss" -f %M "$avi" run bar -o "$work/bar.h5" --quiet \
+           --set bodies.0.mesh.nx="$3" --set bodies.0.mesh.ny="$4" --set bodies.0.mesh.nz="$5" \
+           --set bodies.0.mesh.lx="$6" --set bodies.0.mesh.ly="$7" --set bodies.0.mesh.lz="$8" \
+           --set time.end="$end"; then
+      echo "$0: $avi run bar ($2 tets) failed" >&2; exit 1
+    fi
+    kb=$(tail -1 "$work/rss")
     echo "{\"bench\": \"memory\", \"tets\": $2, \"end\": $end, \"peak_rss_kib\": $kb}"
     rss[$1]="${rss[$1]:-} $kb"
   done
