@@ -151,13 +151,14 @@ int avi_output_stream_trim(avi_output_stream *s)
      * are untouched until the next push, so the freed ones stop counting. */
     for (int i = 0; i < s->nslot; i++) {
         avi_snapshot_destroy(s->ring[i].snapshot);
-        if (!(s->ring[i].snapshot = avi_snapshot_create(s->model))) {
-            if (s->threaded) pthread_mutex_lock(&s->lock);
-            s->status = AVI_ERR_RUN;
-            if (s->threaded) pthread_mutex_unlock(&s->lock);
-        }
+        if (!(s->ring[i].snapshot = avi_snapshot_create(s->model))) status = AVI_ERR_RUN;
     }
-    return s->status;
+    if (status) { /* push and the worker stop at a status: no slot is used again */
+        if (s->threaded) pthread_mutex_lock(&s->lock);
+        s->status = status;
+        if (s->threaded) pthread_mutex_unlock(&s->lock);
+    }
+    return status;
 }
 
 int avi_output_stream_destroy(avi_output_stream *s)
