@@ -478,5 +478,9 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     m->contact_fixed_dt = rule->kind_fixed[AVI_KIND_CONTACT];
     if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return m->err.status;
     m->finalized = 1;
+    /* The wave speeds served the cfl rule alone: 8 B a tet or membrane. */
+    free(m->tet_c);
+    free(m->membrane_c);
+    m->tet_c = m->membrane_c = NULL;
     return 0;
 }

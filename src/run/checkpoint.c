@@ -14,6 +14,7 @@
 #include <hdf5.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,25 @@ static int put1(hid_t loc, const char *name, hid_t type, size_t n, size_t width,
 {
     hsize_t dims[2] = {n, width};
     return put(loc, name, type, width > 1 ? 2 : 1, dims, data);
+}
+
+/* Columns [col, col + width) of rows of `stride` elements, as an (n,
+ * width) dataset ((n) for width 1): HDF5 gathers them in its own bounded
+ * buffer, so no copy of the whole table is made. */
+static int put_columns(hid_t loc, const char *name, hid_t type, size_t n, size_t width, const void *rows, size_t stride,
+                       size_t col)
+{
+    hsize_t dims[2] = {n, width}, mdims[2] = {n, stride}, start[2] = {0, col};
+    hid_t space = H5Screate_simple(width > 1 ? 2 : 1, dims, NULL);
+    hid_t mspace = H5Screate_simple(2, mdims, NULL);
+    int rc = space < 0 || mspace < 0;
+    if (!rc && n > 0) rc = H5Sselect_hyperslab(mspace, H5S_SELECT_SET, start, NULL, dims, NULL) < 0;
+    hid_t ds = rc ? -1 : H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (!rc) rc = ds < 0 || (n > 0 && H5Dwrite(ds, type, mspace, space, H5P_DEFAULT, rows) < 0);
+    if (ds >= 0) H5Dclose(ds);
+    if (mspace >= 0) H5Sclose(mspace);
+    if (space >= 0) H5Sclose(space);
+    return rc ? -1 : 0;
 }
 
 static int put_text(hid_t loc, const char *name, const char *text)
@@ -279,9 +299,8 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
     if (put1(f, "sizes", H5T_NATIVE_UINT64, 2, 1, counts)) return -1;
     if (put1(f, "events", H5T_NATIVE_UINT64, AVI_KIND_COUNT, 1, e->events)) return -1;
 
-    double *buf = malloc((3 * (nv > nq ? nv : nq) + 1) * sizeof *buf);
-    uint32_t *ub = malloc((2 * nq + 1) * sizeof *ub);
-    if (!buf || !ub) rc = -1;
+    double *buf = malloc((3 * nv + 1) * sizeof *buf);
+    if (!buf) rc = -1;
     for (int field = 0; field < 3 && !rc; field++) {
         static const char *names[3] = {"vertex_position", "vertex_velocity", "vertex_drift_time"};
         int w = field == 2 ? 1 : 3;
@@ -290,21 +309,20 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
                 buf[i * w + c] = field == 0 ? m->vert[i].x[c] : field == 1 ? m->vert[i].v[c] : m->vert[i].tau;
         rc = put1(f, names[field], H5T_NATIVE_DOUBLE, nv, (size_t)w, buf);
     }
+    free(buf); /* before the queue's table: not both at once */
     /* One entry per clock (group cursors expanded), in storage order;
      * restoring loads them back, and the pop order depends only on
      * (time, id). */
     avi_event *ev = malloc((nq + 1) * sizeof *ev);
     if (!ev) rc = -1;
     if (!rc && avi_engine_queue_collect(e, ev) != nq) rc = -1;
-    if (!rc) {
-        for (size_t i = 0; i < nq; i++) {
-            buf[i] = ev[i].t;
-            ub[2 * i] = ev[i].id;
-            ub[2 * i + 1] = ev[i].n;
-        }
-        rc = put1(f, "queue_time", H5T_NATIVE_DOUBLE, nq, 1, buf) ||
-             put1(f, "queue_id_step", H5T_NATIVE_UINT32, nq, 2, ub);
-    }
+    /* Written from the entries themselves: (t) and (id, n) columns. */
+    _Static_assert(sizeof(avi_event) == 16 && offsetof(avi_event, id) == 8 && offsetof(avi_event, n) == 12,
+                   "avi_event is read as 2 doubles or 4 uint32 a row");
+    if (!rc)
+        rc = put_columns(f, "queue_time", H5T_NATIVE_DOUBLE, nq, 1, ev, 2, 0) ||
+             put_columns(f, "queue_id_step", H5T_NATIVE_UINT32, nq, 2, ev, 4, 2);
+    free(ev);
     if (!rc) {
         size_t no = (size_t)e->nobs;
         uint64_t *next = malloc((no + 1) * sizeof *next);
@@ -321,9 +339,6 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
         free(last);
     }
     if (!rc) rc = write_modules(f, e);
-    free(ev);
-    free(buf);
-    free(ub);
     /* Last: the hash of everything written above. */
     char hex[AVI_SHA256_HEX], why[256];
     if (!rc && (avi_checkpoint_hash(f, hex, why, sizeof why) || put_attr_text(f, HASH_ATTR, hex))) rc = -1;

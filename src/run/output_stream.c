@@ -15,6 +15,7 @@ typedef struct {
 } stream_item;
 
 struct avi_output_stream {
+    const avi_model *model;
     avi_output_fn fn;
     void *user;
     int threaded;
@@ -63,6 +64,7 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
 {
     avi_output_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->model = model;
     s->fn = fn;
     s->user = user;
     s->threaded = threaded;
@@ -138,6 +140,24 @@ int avi_output_stream_drain(avi_output_stream *s)
     while (s->tail != s->head) pthread_cond_wait(&s->wake_producer, &s->lock);
     int status = s->status;
     pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
+int avi_output_stream_trim(avi_output_stream *s)
+{
+    int status = avi_output_stream_drain(s);
+    if (status) return status;
+    /* Idle now: no slot is being filled or handled. New snapshots' pages
+     * are untouched until the next push, so the freed ones stop counting. */
+    for (int i = 0; i < s->nslot; i++) {
+        avi_snapshot_destroy(s->ring[i].snapshot);
+        if (!(s->ring[i].snapshot = avi_snapshot_create(s->model))) status = AVI_ERR_RUN;
+    }
+    if (status) { /* push and the worker stop at a status: no slot is used again */
+        if (s->threaded) pthread_mutex_lock(&s->lock);
+        s->status = status;
+        if (s->threaded) pthread_mutex_unlock(&s->lock);
+    }
     return status;
 }
 

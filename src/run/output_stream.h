@@ -60,6 +60,12 @@ int avi_output_stream_push(avi_output_stream *stream, const avi_engine *engine, 
  * library function, so the caller may use the writer (flush, checkpoint). */
 int avi_output_stream_drain(avi_output_stream *stream);
 
+/* Drains, then gives the snapshots' memory back (new ones are filled on
+ * the next push): the end-of-run checkpoint then does not add its buffers
+ * to the ring's (bench/README.md, "Memory of `avi run`"). 0, the first
+ * failure, or AVI_ERR_RUN when out of memory. */
+int avi_output_stream_trim(avi_output_stream *stream);
+
 /* Drains, stops the worker and frees the stream; returns the status. */
 int avi_output_stream_destroy(avi_output_stream *stream);
 

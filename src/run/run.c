@@ -157,7 +157,7 @@ static int frame_observer(const avi_engine *e, double t, void *user)
  * written. */
 static int write_checkpoint(avi_run *r)
 {
-    if (r->stream && avi_output_stream_drain(r->stream)) return AVI_ERR_RUN;
+    if (r->stream && avi_output_stream_trim(r->stream)) return AVI_ERR_RUN;
     if (avi_h5_flush(r->writer)) {
         r->io_failed = 1;
         return AVI_ERR_RUN;
@@ -339,6 +339,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     } else if (avi_output_files_clear_stale(&r->files, err)) {
         return err->status = AVI_ERR_RUN;
     }
+    avi_run_output_drop_written(&r->so, &r->info);
     r->end_time = scene->end_time;
     avi_blow_up_init(&r->blow_up, scene);
     r->stream = avi_output_stream_create(r->model, 0, 1, write_item, r);

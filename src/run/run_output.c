@@ -56,3 +56,16 @@ void avi_run_output_free(avi_run_output *o)
     free(o->mass);
     memset(o, 0, sizeof *o);
 }
+
+void avi_run_output_drop_written(avi_run_output *o, avi_scene_bodies *info)
+{
+    for (size_t b = 0; b < info->count; b++) {
+        free(info->bodies[b].tets);
+        info->bodies[b].tets = NULL;
+        if (o->bodies) o->bodies[b].tets = NULL;
+    }
+    /* The masses too: written with the connectivity (8 B a vertex). */
+    for (size_t b = 0; b < info->count && o->bodies; b++) o->bodies[b].mass = NULL;
+    free(o->mass);
+    o->mass = NULL;
+}

@@ -22,5 +22,9 @@ typedef struct {
 int avi_run_output_init(avi_run_output *o, const avi_scene *scene, const avi_scene_bodies *info,
                           const avi_model *model, const char *path, avi_error *err);
 void avi_run_output_free(avi_run_output *o);
+/* Once avi_h5_create has written them, frees the bodies' tetrahedra in
+ * `info` (16 B a tet) and the masses (8 B a vertex), held for nothing
+ * during the run, and forgets them in the layout; the counts stay. */
+void avi_run_output_drop_written(avi_run_output *o, avi_scene_bodies *info);
 
 #endif

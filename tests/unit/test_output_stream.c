@@ -1,6 +1,7 @@
 /* The output stream: observations made on its worker thread from snapshots
- * are bitwise the in-process ones, items are handled in push order whatever
- * the thread timing, and a failed item stops the stream at that item. */
+ * are bitwise the in-process ones (also with the snapshots trimmed after
+ * every frame), items are handled in push order whatever the thread
+ * timing, and a failed item stops the stream at that item. */
 #include "check_main.h"
 #include "avi/avi.h"
 #include "run/output_stream.h"
@@ -27,6 +28,7 @@ typedef struct {
     avi_output_stream *stream; /* NULL: observe in process */
     record *rec;
     size_t nv;
+    int trim; /* trim the stream after each frame, as a checkpoint does */
 } run_ctx;
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -62,7 +64,10 @@ static int stream_fn(void *user, int kind, avi_snapshot *snap, int queued)
 
 static int observer(const avi_engine *e, double t, int kind, run_ctx *c)
 {
-    if (c->stream) return avi_output_stream_push(c->stream, e, t, kind);
+    if (c->stream) {
+        int rc = avi_output_stream_push(c->stream, e, t, kind);
+        return rc || !c->trim || kind != 1 ? rc : avi_output_stream_trim(c->stream);
+    }
     record *r = c->rec;
     size_t i = r->n++;
     ck_assert_uint_lt(i, MAX_ITEMS);
@@ -82,7 +87,8 @@ static int frame_obs(const avi_engine *e, double t, void *user) { return observe
 
 /* A small sphere-plate run through the impact (contact terms in the rows).
  * mode: 0 in process, 1 threaded stream, 2 threaded with one slot and a
- * slow handler, 3 stream without a thread. Returns avi_engine_run's
+ * slow handler, 3 stream without a thread, 4 threaded, trimmed after every
+ * frame (fresh snapshots from then on). Returns avi_engine_run's
  * status; *stream_rc gets the stream's. */
 static int run(int mode, record *r, int *stream_rc)
 {
@@ -98,7 +104,7 @@ static int run(int mode, record *r, int *stream_rc)
     ck_assert_int_eq(avi_scene_build(&s, &m, &info, &err), 0);
     avi_engine *e = avi_engine_create_for_scene(&s, &info, m, &err);
     ck_assert_ptr_nonnull(e);
-    run_ctx c = {NULL, r, avi_model_vertex_count(m)};
+    run_ctx c = {NULL, r, avi_model_vertex_count(m), mode == 4};
     r->x = malloc(3 * c.nv * sizeof *r->x);
     r->v = malloc(3 * c.nv * sizeof *r->v);
     if (mode == 2) r->slow = 1;
@@ -130,7 +136,7 @@ START_TEST(test_stream_matches_in_process)
     int saw_contact = 0;
     for (size_t i = 0; i < ref.n; i++) saw_contact |= ref.kind[i] == 0 && ref.o[i].active_contact_potentials > 0;
     ck_assert_msg(saw_contact, "the run should reach the impact");
-    for (int mode = 1; mode <= 3; mode++) {
+    for (int mode = 1; mode <= 4; mode++) {
         memset(&got, 0, sizeof got);
         got.fail_at = -1;
         ck_assert_int_eq(run(mode, &got, &src), AVI_OK);
@@ -153,7 +159,7 @@ END_TEST
 START_TEST(test_failure_stops_at_item)
 {
     static record got;
-    for (int mode = 1; mode <= 3; mode++) {
+    for (int mode = 1; mode <= 4; mode++) {
         memset(&got, 0, sizeof got);
         got.fail_at = 5;
         int src;
