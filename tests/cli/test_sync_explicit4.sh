@@ -13,7 +13,7 @@ I=(--set integrator.type=sync-explicit4)
 # scene, expected text in the message, extra arguments
 refused() {
   local scene=$1 want=$2; shift 2
-  "$AVI" run "$scene" "${I[@]}" "$@" --set time.end=1e-3 -o "$work/refused.h5" --quiet 2>"$work/err"; rc=$?
+  "$AVI" run "$scene" "${I[@]}" "$@" --set time.end=0.1 -o "$work/refused.h5" --quiet 2>"$work/err"; rc=$?
   if [ "$rc" -ne 2 ] || ! grep -q -- "$want" "$work/err"; then
     echo "$scene: exit $rc, expected 2 with '$want': $(cat "$work/err")"; bad=$((bad + 1))
   fi
