@@ -37,6 +37,8 @@
 #            flags
 #   CHOLMOD_CFLAGS, CHOLMOD_LIBS  where CHOLMOD is: from pkg-config when a
 #            cholmod .pc is installed, else Debian's /usr/include/suitesparse
+#   UMFPACK_LIBS  SuiteSparse's sparse LU (default -lumfpack; its header is
+#            found with CHOLMOD_CFLAGS)
 # The flags every build needs (C11, warnings, -ffp-contract=off, defines,
 # include paths) are kept apart, after yours, so that no CFLAGS drops them.
 
@@ -69,10 +71,12 @@ else
 CHOLMOD_CFLAGS ?= -I/usr/include/suitesparse
 CHOLMOD_LIBS   ?= -lcholmod -lsuitesparseconfig
 endif
+# UMFPACK (SuiteSparse's sparse LU, the sync-rootfind `lu` solver): no .pc in Debian.
+UMFPACK_LIBS   ?= -lumfpack
 DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CHOLMOD_CFLAGS)
-DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS)
+DEP_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhdf5_hl $(UMFPACK_LIBS) $(CHOLMOD_LIBS)
 # What libavi itself needs (jemalloc is the binary's allocator, not the library's).
-LIBAVI_LIBS = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl $(CHOLMOD_LIBS) -lm -pthread $(LDLIBS)
+LIBAVI_LIBS = $(shell pkg-config --libs hdf5 yaml-0.1 libcrypto 2>/dev/null) -lhdf5_hl $(UMFPACK_LIBS) $(CHOLMOD_LIBS) -lm -pthread $(LDLIBS)
 SAN_LIBS   = $(LIBAVI_LIBS)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 # The fixed flags of every tree; each tree puts its own optimisation and
@@ -129,6 +133,7 @@ deps:
 	/usr/bin/python3 -c 'import xarray, h5netcdf, netCDF4' 2>/dev/null || missing="$$missing python3-xarray"; \
 	command -v ncdump >/dev/null || missing="$$missing netcdf-bin"; \
 	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
+	echo '#include <umfpack.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing missing dependencies:$$missing"; \
@@ -452,7 +457,7 @@ INST_DIRS = include/avi share/avi/tools share/avi/scenes share/avi lib/python3/d
 # pkg-config: a shared link needs only -lavi; a static one (--static) gets
 # the private dependencies: packages with a .pc, the rest as flags.
 PC_REQUIRES = hdf5 yaml-0.1 libcrypto $(CHOLMOD_PC)
-PC_LIBS     = -lhdf5_hl $(if $(CHOLMOD_PC),,$(CHOLMOD_LIBS)) -lm -pthread
+PC_LIBS     = -lhdf5_hl $(UMFPACK_LIBS) $(if $(CHOLMOD_PC),,$(CHOLMOD_LIBS)) -lm -pthread
 
 install: deps
 	@$(MAKE) --no-print-directory install-files

@@ -62,7 +62,11 @@ extern "C" {
 /* Linear solver of the Newton steps. */
 typedef enum {
     AVI_SOLVER_CHOLMOD = 0, /* sparse Cholesky (SuiteSparse CHOLMOD); LDL^T for indefinite root finding */
-    AVI_SOLVER_PCG = 1      /* Jacobi-preconditioned conjugate gradient, inexact Newton */
+    AVI_SOLVER_PCG = 1,     /* Jacobi-preconditioned conjugate gradient, inexact Newton */
+    AVI_SOLVER_LU = 2       /* sync-rootfind only: sparse LU with partial pivoting (SuiteSparse UMFPACK)
+                             * of the Jacobian as a general, unsymmetric matrix, both triangles stored:
+                             * root finding as a general nonlinear-equation solver does it (the
+                             * setting of Kharevych et al. section 5.4); AVI_ERR_INPUT elsewhere */
 } avi_linear_solver;
 
 /* Holonomic constraints g(q) = 0 (Kharevych et al. section 3.5), each

@@ -1,5 +1,6 @@
 /* Block-sparse symmetric Newton matrices, their factorization (CHOLMOD,
- * SuiteSparse) and a Jacobi-preconditioned conjugate gradient. */
+ * SuiteSparse; or UMFPACK's LU of the full matrix for root finding as a
+ * general nonlinear solver) and a Jacobi-preconditioned conjugate gradient. */
 #include "sync/sync_internal.h"
 #include "base/jacobi.h"
 
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cholmod.h> /* CHOLMOD_CFLAGS in the Makefile */
+#include <umfpack.h>
 
 struct avi_sync_matrix {
     size_t nv, nblk, nelem; /* nv: records (mesh vertices and auxiliary records) */
@@ -23,6 +25,12 @@ struct avi_sync_matrix {
     cholmod_factor *L, *Lldl;
     cholmod_dense *B, *X, *Y, *E;
     int factored_ldl;
+    /* UMFPACK (avi_sync_matrix_factor_lu): both triangles, built on first use */
+    int *Up, *Ui;
+    double *Ux;
+    size_t *usrc;           /* Ux[k] = val[usrc[k] / 9][usrc[k] % 9] */
+    void *symbolic, *numeric;
+    int factored_lu;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -164,6 +172,12 @@ void avi_sync_matrix_destroy(avi_sync_matrix *A)
     free(A->diag);
     free(A->pinned);
     free(A->src);
+    if (A->numeric) umfpack_di_free_numeric(&A->numeric);
+    if (A->symbolic) umfpack_di_free_symbolic(&A->symbolic);
+    free(A->Up);
+    free(A->Ui);
+    free(A->Ux);
+    free(A->usrc);
     free(A);
 }
 
@@ -247,13 +261,99 @@ int avi_sync_matrix_factor(avi_sync_matrix *A, int ldl)
     A->cc.status = CHOLMOD_OK;
     cholmod_factorize(A->S, *L, &A->cc);
     A->factored_ldl = ldl;
+    A->factored_lu = 0;
     if (A->cc.status == CHOLMOD_NOT_POSDEF) return ldl ? -1 : 1;
     return A->cc.status < CHOLMOD_OK ? -1 : 0;
+}
+
+/* The full matrix in compressed columns, dof order: entry (3r + al, 3c + be)
+ * of block k is val[k][3 al + be], its mirror (3c + be, 3r + al) the same
+ * value. UMFPACK is told nothing of the symmetry. */
+static int lu_pattern(avi_sync_matrix *A)
+{
+    size_t n = 3 * A->nv, nnz = 0;
+    for (size_t k = 0; k < A->nblk; k++) nnz += A->row[k] == A->col[k] ? 9 : 18;
+    size_t *cnt = calloc(n + 1, sizeof *cnt);
+    A->Up = malloc((n + 1) * sizeof *A->Up);
+    A->Ui = malloc((nnz ? nnz : 1) * sizeof *A->Ui);
+    A->Ux = malloc((nnz ? nnz : 1) * sizeof *A->Ux);
+    A->usrc = malloc((nnz ? nnz : 1) * sizeof *A->usrc);
+    if (!cnt || !A->Up || !A->Ui || !A->Ux || !A->usrc || nnz > (size_t)INT32_MAX) {
+        free(cnt);
+        return -1;
+    }
+    for (size_t k = 0; k < A->nblk; k++) {
+        for (int be = 0; be < 3; be++) cnt[3 * A->col[k] + (size_t)be] += 3;
+        if (A->row[k] != A->col[k])
+            for (int al = 0; al < 3; al++) cnt[3 * A->row[k] + (size_t)al] += 3;
+    }
+    size_t pos = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t c = cnt[j];
+        A->Up[j] = (int)pos;
+        cnt[j] = pos;
+        pos += c;
+    }
+    A->Up[n] = (int)pos;
+    /* Blocks sorted by (col, row): rows come out unsorted across mirrored
+     * blocks, which UMFPACK accepts only sorted, so sort each column below. */
+    for (size_t k = 0; k < A->nblk; k++) {
+        size_t r = A->row[k], c = A->col[k];
+        for (int al = 0; al < 3; al++)
+            for (int be = 0; be < 3; be++) {
+                size_t q = cnt[3 * c + (size_t)be]++;
+                A->Ui[q] = (int)(3 * r + (size_t)al);
+                A->usrc[q] = 9 * k + (size_t)(3 * al + be);
+                if (r != c) {
+                    q = cnt[3 * r + (size_t)al]++;
+                    A->Ui[q] = (int)(3 * c + (size_t)be);
+                    A->usrc[q] = 9 * k + (size_t)(3 * al + be);
+                }
+            }
+    }
+    free(cnt);
+    for (size_t j = 0; j < n; j++) /* insertion sort: columns are short */
+        for (int q = A->Up[j] + 1; q < A->Up[j + 1]; q++) {
+            int i = A->Ui[q];
+            size_t sidx = A->usrc[q];
+            int p = q - 1;
+            while (p >= A->Up[j] && A->Ui[p] > i) {
+                A->Ui[p + 1] = A->Ui[p];
+                A->usrc[p + 1] = A->usrc[p];
+                p--;
+            }
+            A->Ui[p + 1] = i;
+            A->usrc[p + 1] = sidx;
+        }
+    return 0;
+}
+
+int avi_sync_matrix_factor_lu(avi_sync_matrix *A)
+{
+    int n = (int)(3 * A->nv);
+    if (!A->Up && lu_pattern(A)) return -1;
+    size_t nnz = (size_t)A->Up[n];
+    for (size_t k = 0; k < nnz; k++) A->Ux[k] = A->val[A->usrc[k] / 9][A->usrc[k] % 9];
+    if (!A->symbolic && umfpack_di_symbolic(n, n, A->Up, A->Ui, A->Ux, &A->symbolic, NULL, NULL) != UMFPACK_OK)
+        return -1;
+    if (A->numeric) umfpack_di_free_numeric(&A->numeric);
+    int st = umfpack_di_numeric(A->Up, A->Ui, A->Ux, A->symbolic, &A->numeric, NULL, NULL);
+    A->factored_lu = 1;
+    if (st == UMFPACK_WARNING_singular_matrix) return 1;
+    return st == UMFPACK_OK ? 0 : -1;
 }
 
 int avi_sync_matrix_solve(avi_sync_matrix *A, const double (*b)[3], double (*x)[3])
 {
     size_t n = 3 * A->nv;
+    if (A->factored_lu) {
+        if (umfpack_di_solve(UMFPACK_A, A->Up, A->Ui, A->Ux, &x[0][0], &b[0][0], A->numeric, NULL, NULL) !=
+            UMFPACK_OK)
+            return -1;
+        for (size_t i = 0; i < A->nv; i++)
+            if (A->pinned[i]) x[i][0] = x[i][1] = x[i][2] = 0.0;
+        return 0;
+    }
     memcpy(A->B->x, b, n * sizeof(double));
     cholmod_factor *L = A->factored_ldl ? A->Lldl : A->L;
     if (!cholmod_solve2(CHOLMOD_A, L, A->B, NULL, &A->X, NULL, &A->Y, &A->E, &A->cc)) return -1;

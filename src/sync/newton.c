@@ -3,7 +3,9 @@
  * root finding on its gradient with a line search on the merit |r|^2 / 2
  * (the baseline of their section 5.4). Both start from the same guess, use
  * the same residual, the same convergence test and the same linear solver,
- * so that they differ only where the two methods differ. */
+ * so that they differ only where the two methods differ; root finding may
+ * also factor its Jacobian by LU (AVI_SOLVER_LU), as a general
+ * nonlinear-equation solver would. */
 #include "sync/sync_internal.h"
 #include "base/error.h"
 
@@ -221,6 +223,12 @@ static int prepare(avi_engine *e, struct avi_sync *s, const avi_model *m, const 
     if (k) return no_hessian(e, k);
     if (s->opt.linear_solver == AVI_SOLVER_PCG) return 0;
     s->stats.factorizations++;
+    if (s->opt.linear_solver == AVI_SOLVER_LU) {
+        /* A general solver's view: the Jacobian as it is, no symmetry used. */
+        if (avi_sync_matrix_factor_lu(s->A) == 0) return 0;
+        avi_sync_fail(e, "Newton matrix is singular (LU)");
+        return -1;
+    }
     int rc = avi_sync_matrix_factor(s->A, 0);
     if (rc == 1) {
         if (P->rootfind) {

@@ -95,7 +95,11 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     if (!(o.tolerance > 0.0) || !isfinite(o.tolerance)) return fail(err, AVI_ERR_INPUT, "tolerance must be positive");
     if (o.max_iterations < 1) return fail(err, AVI_ERR_INPUT, "max_iterations must be at least 1");
     if (!(o.damping >= 0.0) || !isfinite(o.damping)) return fail(err, AVI_ERR_INPUT, "damping must be >= 0 and finite");
-    if ((unsigned)o.linear_solver > AVI_SOLVER_PCG) return fail(err, AVI_ERR_INPUT, "unknown linear solver");
+    if ((unsigned)o.linear_solver > AVI_SOLVER_LU) return fail(err, AVI_ERR_INPUT, "unknown linear solver");
+    /* LU treats the Newton matrix as unsymmetric: no PSD fallback for the
+     * minimizer and no use to the constrained solve's Schur complement. */
+    if (o.linear_solver == AVI_SOLVER_LU && (o.type != AVI_INTEGRATOR_SYNC_ROOTFIND || o.constraint_count))
+        return fail(err, AVI_ERR_INPUT, "linear solver lu is for sync-rootfind without constraints only");
     if (o.constraint_count && !o.constraints) return fail(err, AVI_ERR_INPUT, "constraint_count without constraints");
     /* Contact is resolved by the DCR stage (dcr.c) after the steps of dcr,
      * sync-explicit and sync-implicit; the others would let the bodies pass

@@ -38,7 +38,11 @@ void avi_sync_matrix_apply(const avi_sync_matrix *A, const double (*x)[3], doubl
 /* Factorizes A. ldl: allow an indefinite A (LDL^T). Returns 0, 1 when A is
  * not positive definite (and ldl is off), -1 on failure. */
 int avi_sync_matrix_factor(avi_sync_matrix *A, int ldl);
-/* Solves A x = b with the last factorization. 0 or -1. */
+/* LU of A as a general matrix (UMFPACK, both triangles; the symbolic
+ * analysis kept from the first call). Returns 0, 1 when A is singular, -1
+ * on failure. */
+int avi_sync_matrix_factor_lu(avi_sync_matrix *A);
+/* Solves A x = b with the last factorization (Cholesky, LDL^T or LU). 0 or -1. */
 int avi_sync_matrix_solve(avi_sync_matrix *A, const double (*b)[3], double (*x)[3]);
 /* Jacobi-preconditioned CG to |r| <= rtol |b|; stops at negative curvature
  * (returning the iterate so far, or -b scaled when there is none). Returns

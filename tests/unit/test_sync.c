@@ -114,6 +114,91 @@ START_TEST(test_minimization_equals_rootfind)
 }
 END_TEST
 
+/* Positions after `steps` steps of a small rod (the bench's rod of
+ * Kharevych et al. Fig. 2, 6 x 2 x 2 cells) with the given method. */
+static void rod_run(avi_integrator_type type, avi_linear_solver solver, double h, int steps, double *x,
+                    avi_sync_stats *st)
+{
+    const char *text = "time: {end: 1.0}\n"
+                       "integrator: {type: sync-implicit}\n"
+                       "time_step: {fixed: 0.01}\n"
+                       "materials:\n"
+                       "  rubber: {model: neo-hookean, youngs: 3.0e4, poisson: 0.3, density: 1000.0}\n"
+                       "bodies:\n"
+                       "  - name: rod\n"
+                       "    mesh: {generator: tet_box, lx: 1.4, ly: 0.4, lz: 0.4, nx: 6, ny: 2, nz: 2}\n"
+                       "    material: rubber\n"
+                       "    velocity: [0.01, 0.02, 0.0]\n"
+                       "    angular_velocity: [0.5, 0.0, 0.3]\n"
+                       "    initial: {scale: 1.05}\n";
+    avi_scene sc;
+    avi_error err;
+    avi_model *m = NULL;
+    ck_assert_int_eq(avi_scene_load_string(text, strlen(text), "rod.yaml", NULL, NULL, 0, &sc, &err), 0);
+    ck_assert_int_eq(avi_scene_build(&sc, &m, NULL, &err), 0);
+    avi_sync_options o = avi_default_sync_options();
+    o.type = type;
+    o.h = h;
+    o.tolerance = 1e-12;
+    o.linear_solver = solver;
+    avi_engine *e = avi_engine_create_with(m, &o, &err);
+    ck_assert_msg(e != NULL, "%s", err.message);
+    ck_assert_int_eq(avi_engine_advance(e, steps * h), AVI_OK);
+    avi_engine_state_at(e, steps * h, x, NULL);
+    avi_engine_sync_stats(e, st);
+    avi_engine_destroy(e);
+    avi_model_destroy(m);
+    avi_scene_free(&sc);
+}
+
+/* Root finding with UMFPACK's LU of the unsymmetric-stored Jacobian (the
+ * general nonlinear solver of Kharevych et al. section 5.4) reaches the
+ * minimizer's states, at h = 0.01 and at h = 0.1 where the line searches
+ * act; LU is refused where it has no meaning. */
+START_TEST(test_rootfind_lu)
+{
+    enum { NV = 7 * 3 * 3 };
+    static double a[NV][3], b[NV][3];
+    const double hs[2] = {0.01, 0.1};
+    for (int k = 0; k < 2; k++) {
+        avi_sync_stats sa, sb;
+        rod_run(AVI_INTEGRATOR_SYNC_IMPLICIT, AVI_SOLVER_CHOLMOD, hs[k], 10, &a[0][0], &sa);
+        rod_run(AVI_INTEGRATOR_SYNC_ROOTFIND, AVI_SOLVER_LU, hs[k], 10, &b[0][0], &sb);
+        double d = 0.0, moved = 0.0;
+        for (int i = 0; i < NV; i++)
+            for (int c = 0; c < 3; c++) d = fmax(d, fabs(a[i][c] - b[i][c]));
+        for (int i = 0; i < NV; i++) moved = fmax(moved, fabs(a[i][0] - a[0][0]));
+        printf("h = %g: minimization %llu Newton iterations, LU root finding %llu (%llu factorizations), "
+               "max difference %.3g\n",
+               hs[k], (unsigned long long)sa.newton_iterations, (unsigned long long)sb.newton_iterations,
+               (unsigned long long)sb.factorizations, d);
+        ck_assert_uint_eq(sb.steps, 10);
+        ck_assert_uint_ge(sb.factorizations, sb.newton_iterations);
+        ck_assert_uint_eq(sb.indefinite_solves, 0);
+        ck_assert(moved > 1.0);
+        ck_assert_double_lt(d, 1e-9);
+    }
+    avi_model *m = small_model(0.01);
+    avi_sync_options o = avi_default_sync_options();
+    o.h = 0.01;
+    o.linear_solver = AVI_SOLVER_LU;
+    avi_error err;
+    const avi_integrator_type refused[3] = {AVI_INTEGRATOR_SYNC_IMPLICIT, AVI_INTEGRATOR_IMPLICIT_EULER,
+                                            AVI_INTEGRATOR_SYNC_EXPLICIT};
+    for (int k = 0; k < 3; k++) {
+        o.type = refused[k];
+        ck_assert_ptr_null(avi_engine_create_with(m, &o, &err));
+        ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+        ck_assert_ptr_nonnull(strstr(err.message, "lu"));
+    }
+    o.type = AVI_INTEGRATOR_SYNC_ROOTFIND;
+    o.linear_solver = (avi_linear_solver)3;
+    ck_assert_ptr_null(avi_engine_create_with(m, &o, &err));
+    ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+    avi_model_destroy(m);
+}
+END_TEST
+
 static void momenta(const avi_engine *e, double t, double P[3], double L[3], double *E)
 {
     avi_observation o;
@@ -625,6 +710,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_damping_potential);
     tcase_add_test(tc, test_implicit_orders);
     tcase_add_test(tc, test_minimization_equals_rootfind);
+    tcase_add_test(tc, test_rootfind_lu);
     tcase_add_test(tc, test_momenta_and_damping);
     tcase_add_test(tc, test_avi_damping);
     tcase_add_test(tc, test_pendulum);
