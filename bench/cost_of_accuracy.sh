@@ -23,8 +23,8 @@
 #             do not drown it)
 #   norefine  energy, HEAD built with -DAVI_BENCH_NO_REFINE=1: no refined
 #             elastic clocks in contact (share = energy - norefine)
-# onset1 and norefine are physically invalid builds (energy error above the
-# tested bounds, src/contact/contact_manager.c and src/core/refine.h): they
+# onset1 and norefine are physically invalid builds in general (the rules
+# bound the energy error, src/contact/contact_manager.c, src/core/refine.h): they
 # exist only to price a feature and have no runtime switch. They and the
 # old commits are built from copies under build/compare/ (old commits with
 # `git worktree`, the variants from this checkout's tracked files).
