@@ -112,8 +112,8 @@ static void retarget(avi_engine *e, uint32_t id)
 }
 
 /* AVI_BENCH_NO_REFINE=1 is a bench-only knob: bench/cost_of_accuracy.sh
- * prices refinement with it (a physically invalid build: energy grows,
- * refine.h); default builds never define it. */
+ * prices refinement with it (a physically invalid build: thin layers under
+ * load gain energy, refine.h); default builds never define it. */
 #ifndef AVI_BENCH_NO_REFINE
 #define AVI_BENCH_NO_REFINE 0
 #endif
