@@ -245,8 +245,14 @@ int avi_contact_reindex(avi_contact_manager *cm) { return hash_rebuild(cm, cm->n
  * safety / sqrt(AVI_CONTACT_VALENCE) = 0.125 that left up to 2.4e-3 of E0
  * on the ball of docs/research/contact_energy.md; a layer step 4 times
  * shorter keeps every run of its sweep within 1e-3 (contact events are a
- * small share of a contact run's events). */
+ * small share of a contact run's events). AVI_BENCH_ONSET_RESOLUTION is a
+ * bench-only knob (bench/cost_of_accuracy.sh prices the rule with 1.0, a
+ * physically invalid build); default builds never define it. */
+#ifdef AVI_BENCH_ONSET_RESOLUTION
+#define ONSET_RESOLUTION AVI_BENCH_ONSET_RESOLUTION
+#else
 #define ONSET_RESOLUTION 4.0
+#endif
 static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
 {
     const avi_vertex *V = m->vert;

@@ -111,8 +111,16 @@ static void retarget(avi_engine *e, uint32_t id)
     if (g != AVI_GROUP_NONE) r->dissolve[g] = 1;
 }
 
+/* AVI_BENCH_NO_REFINE=1 is a bench-only knob: bench/cost_of_accuracy.sh
+ * prices refinement with it (a physically invalid build: thin layers under
+ * load gain energy, refine.h); default builds never define it. */
+#ifndef AVI_BENCH_NO_REFINE
+#define AVI_BENCH_NO_REFINE 0
+#endif
+
 int avi_engine_refine(avi_engine *e, uint32_t vertex, double omega)
 {
+    if (AVI_BENCH_NO_REFINE) return AVI_OK;
     if (!e->refine) {
         if (omega == 0.0) return AVI_OK;
         if (!(e->refine = refine_create(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
