@@ -1,6 +1,6 @@
-/* Up-front limits: a run whose rows and frames would need more than
- * output.max_bytes, or whose events would exceed time_step.max_events, is
- * refused before it starts, with the estimate and the key to change
+/* Up-front limits: a run whose initial kinetic energy overflows, whose rows
+ * and frames would need more than output.max_bytes, or whose events would
+ * exceed time_step.max_events, is refused before it starts, with the estimate and the key to change
  * (output.max_checkpoints is checked when loading). */
 #include "avi/output.h"
 #include "core/model_internal.h"
