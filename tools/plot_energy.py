@@ -27,12 +27,20 @@ import os
 import re
 import sys
 
-import h5py
-import matplotlib
+# A python3 first on PATH may lack these (a venv or pyenv one, while
+# `make deps` installs them for /usr/bin/python3): say so, not a traceback.
+try:
+    import h5py
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
-import numpy as np  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+    import numpy as np  # noqa: E402
+except ImportError as e:
+    print(f"plot_energy.py: {sys.executable} has no module {e.name!r}: run it with /usr/bin/python3 "
+          "(after `make deps`: apt-get install python3-h5py python3-matplotlib) "
+          "or `pip install h5py matplotlib numpy` into this one", file=sys.stderr)
+    sys.exit(2)
 
 ENERGIES = ["kinetic_energy", "elastic_energy", "contact_energy", "external_energy", "total_energy"]
 

@@ -1,6 +1,6 @@
-/* Up-front limits: a run whose rows and frames would need more than
- * output.max_bytes, or whose events would exceed time_step.max_events, is
- * refused before it starts, with the estimate and the key to change
+/* Up-front limits: a run whose initial kinetic energy overflows, whose rows
+ * and frames would need more than output.max_bytes, or whose events would
+ * exceed time_step.max_events, is refused before it starts, with the estimate and the key to change
  * (output.max_checkpoints is checked when loading). */
 #include "avi/output.h"
 #include "core/model_internal.h"
@@ -140,9 +140,28 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
     return avi_scene_check_fail(err, s, "%s: %s", key, msg);
 }
 
+/* An initial speed whose kinetic energy overflows a double (1e200 m/s) has
+ * no finite energy to conserve and no contact window to estimate (it would
+ * be 0): refused here, not a NaN blow-up at t = 0 or a stalled run. */
+static int check_speeds(const avi_scene *s, const avi_model *m, avi_error *err)
+{
+    for (size_t i = 0; i < m->nv; i++) {
+        const double *v = m->vert[i].v, im = m->vert[i].inv_mass;
+        double v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        if (im == 0.0 || isfinite(0.5 * v2 / im)) continue;
+        int b = avi_model_vertex_body(m, (uint32_t)i);
+        return avi_scene_check_fail(err, s,
+                                    "bodies.%d ('%s'): vertex %zu starts at %.3g m/s, whose kinetic energy "
+                                    "overflows a double; slow the body (its velocity)",
+                                    b, b >= 0 ? avi_model_body_name(m, b) : "?", i, hypot(hypot(v[0], v[1]), v[2]));
+    }
+    return AVI_OK;
+}
+
 int avi_scene_check_limits(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges,
                            avi_error *err)
 {
-    int rc = check_bytes(s, m, err);
+    int rc = check_speeds(s, m, err);
+    rc = rc ? rc : check_bytes(s, m, err);
     return rc ? rc : check_events(s, m, ranges, err);
 }

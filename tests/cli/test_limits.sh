@@ -38,6 +38,12 @@ refused two-spheres "time_step.fixed: the time step 1e+200 s" --set "time_step={
 refused two-spheres "contact.thickness: about 4.05e+13 events" --set contact.thickness=1e-12 \
   --set contact.inner_thickness=2e-13
 refused two-spheres "contact.thickness: about 8.1e+103 events" --set "bodies.0.velocity=[1e100,0,0]"
+# An initial speed whose kinetic energy overflows (before: a NaN "blow-up"
+# at t = 0, exit 1; with contact a run SIGTERM did not stop, the contact
+# window estimate being 0 and skipped).
+refused two-spheres "bodies.0 ('left'): vertex 0 starts at 1e+200 m/s, whose kinetic energy overflows" \
+  --set "bodies.0.velocity=[1e200,0,0]"
+refused bar "bodies.0 ('bar'): vertex 0 starts at 1e+200 m/s" --set "bodies.0.velocity=[1e200,0,0]"
 # Raised limits let the same settings through (checked here without running).
 # (Each run at least one of its smallest steps long: sheet 1.5e-4 s, bar 5e-4 s.)
 "$AVI" run sheet "${S[@]}" --set output.checkpoint_every=1e-6 --set output.max_checkpoints=2e4 --set time.end=3e-4 \

@@ -132,6 +132,17 @@ grep -q "spring-chain: total energy | energy \[J\]" "$work/lab" && grep -q "^rel
 "$PYTHON" "$ROOT/tools/plot_energy.py" "$work/q.h5" "$work/nope.h5" -o "$work/cmp.png" >"$work/lab" 2>&1
 [ $? -eq 2 ] && grep -q "nope.h5: cannot open" "$work/lab" || fail "plot_energy A missing: $(cat "$work/lab")"
 
+# plot_energy.py under an interpreter without h5py (`python3 -S`: no
+# site-packages), as the `python3` first on PATH may be (the run's last lines
+# name it): exit 2 and what to do, not a traceback.
+if "$PYTHON" -S -c 'import h5py' 2>/dev/null; then
+  echo "logs: python3 -S still imports h5py: not checking plot_energy.py without it"
+else
+  "$PYTHON" -S "$ROOT/tools/plot_energy.py" "$work/q.h5" -o "$work/noh5py.png" >"$work/lab" 2>&1; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "no module 'h5py'.*/usr/bin/python3.*pip install h5py" "$work/lab" &&
+    ! grep -q Traceback "$work/lab" || fail "plot_energy.py without h5py: exit $rc: $(cat "$work/lab")"
+fi
+
 # COMMAND --help: its usage, exit 0.
 for c in run resume info scenes; do
   "$AVI" $c --help >"$work/help" 2>&1; rc=$?
