@@ -280,12 +280,52 @@ static double cost(size_t j)
 
 static double barrier(int p) { return p <= 1 ? 0.0 : barrier_ns * log2((double)p); }
 
+/* Per-vertex dependencies of the dag and dataflow schedules: the end of
+ * the last event on each vertex (cur), of the one before (prev), its time
+ * (vt) and whether it was a contact event (vc). With the same-time rule, a
+ * non-contact event at the time of the vertex's last non-contact event
+ * joins it: it waits for prev, not cur. */
+typedef struct {
+    double *cur, *prev, *vt;
+    uint8_t *vc;
+} vdeps;
+
+static int joins(const vdeps *d, uint32_t x, double t, int ct, int same_time)
+{
+    return same_time && !ct && !d->vc[x] && d->vt[x] == t;
+}
+
+static double vdeps_ready(const vdeps *d, const uint32_t *v, int n, double t, int ct, int same_time, double start)
+{
+    for (int a = 0; a < n; a++) {
+        double dep = joins(d, v[a], t, ct, same_time) ? d->prev[v[a]] : d->cur[v[a]];
+        if (dep > start) start = dep;
+    }
+    return start;
+}
+
+static void vdeps_done(const vdeps *d, const uint32_t *v, int n, double t, int ct, int same_time, double end)
+{
+    for (int a = 0; a < n; a++) {
+        uint32_t x = v[a];
+        if (joins(d, x, t, ct, same_time)) {
+            if (end > d->cur[x]) d->cur[x] = end;
+        } else {
+            d->prev[x] = d->cur[x];
+            d->cur[x] = end;
+            d->vt[x] = t;
+            d->vc[x] = (uint8_t)ct;
+        }
+    }
+}
+
 /* Critical path of the dependency graph; same_time: the dag-c rule. */
 static void dag(const char *label, int same_time)
 {
     double *cur = calloc(T.nv_model, sizeof *cur), *prev = calloc(T.nv_model, sizeof *prev);
     double *vt = malloc(T.nv_model * sizeof *vt);
     uint8_t *vc = calloc(T.nv_model, 1);
+    vdeps d = {cur, prev, vt, vc};
     for (size_t i = 0; i < T.nv_model; i++) vt[i] = -INFINITY;
     double floor = 0.0, top = 0.0, work = 0.0, runs = 0.0;
     uint64_t nev = 0;
@@ -299,23 +339,9 @@ static void dag(const char *label, int same_time)
         const uint32_t *v;
         int ct, n = stencil(j, &v, &ct);
         double t = T.tr[j].t, start = floor, c = cost(j);
-        for (int a = 0; a < n; a++) {
-            uint32_t x = v[a];
-            double dep = (same_time && !ct && !vc[x] && vt[x] == t) ? prev[x] : cur[x];
-            if (dep > start) start = dep;
-        }
+        start = vdeps_ready(&d, v, n, t, ct, same_time, start);
         double end = start + c;
-        for (int a = 0; a < n; a++) {
-            uint32_t x = v[a];
-            if (same_time && !ct && !vc[x] && vt[x] == t) {
-                if (end > cur[x]) cur[x] = end;
-            } else {
-                prev[x] = cur[x];
-                cur[x] = end;
-                vt[x] = t;
-                vc[x] = (uint8_t)ct;
-            }
-        }
+        vdeps_done(&d, v, n, t, ct, same_time, end);
         if (end > top) top = end;
         work += c;
         nev++;
@@ -353,6 +379,7 @@ static void dataflow(double sync_ns, int manager_parallel, int same_time)
     double *cur = malloc(T.nv_model * sizeof *cur), *prev = malloc(T.nv_model * sizeof *prev);
     double *vt = malloc(T.nv_model * sizeof *vt);
     uint8_t *vc = malloc(T.nv_model);
+    vdeps d = {cur, prev, vt, vc};
     double *kick = malloc(T.nv_model * sizeof *kick);
     double serial = 0.0, speed[NP];
     for (int k = 0; k < NP; k++) {
@@ -374,11 +401,7 @@ static void dataflow(double sync_ns, int manager_parallel, int same_time)
             const uint32_t *v;
             int ct, n = stencil(j, &v, &ct), wmin = 0;
             double t = T.tr[j].t, start = 0.0, c = cost(j);
-            for (int a = 0; a < n; a++) {
-                uint32_t x = v[a];
-                double dep = (same_time && !ct && !vc[x] && vt[x] == t) ? prev[x] : cur[x];
-                if (dep > start) start = dep;
-            }
+            start = vdeps_ready(&d, v, n, t, ct, same_time, start);
             for (int w = 1; w < P; w++)
                 if (freew[w] < freew[wmin]) wmin = w;
             if (freew[wmin] > start) start = freew[wmin];
@@ -391,17 +414,7 @@ static void dataflow(double sync_ns, int manager_parallel, int same_time)
                 for (int a = 0; a < n; a++) kick[v[a]] = end;
             }
             freew[wmin] = end;
-            for (int a = 0; a < n; a++) {
-                uint32_t x = v[a];
-                if (same_time && !ct && !vc[x] && vt[x] == t) {
-                    if (end > cur[x]) cur[x] = end;
-                } else {
-                    prev[x] = cur[x];
-                    cur[x] = end;
-                    vt[x] = t;
-                    vc[x] = (uint8_t)ct;
-                }
-            }
+            vdeps_done(&d, v, n, t, ct, same_time, end);
             if (end > top) top = end;
             serial += c;
         }
