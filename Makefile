@@ -89,7 +89,7 @@ AVI_LIBS  = $(DEP_LIBS) -lm -pthread $(LDLIBS)
 # may need the library.
 LINK_INPUTS = $(filter-out %.a,$^) $(filter %.a,$^)
 
-LIB_SRC  := $(sort $(wildcard src/base/*.c src/core/*.c src/potentials/*.c src/contact/*.c src/sync/*.c src/io/*.c src/run/*.c))
+LIB_SRC  := $(sort $(wildcard src/base/*.c src/core/*.c src/potentials/*.c src/contact/*.c src/mesh/*.c src/output/*.c src/sync/*.c src/scene/*.c src/run/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))
@@ -258,7 +258,7 @@ test-compilers: programs $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
 	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
 
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
-# against trigraphs), included by src/io/builtin_scenes.c. The directory is a
+# against trigraphs), included by src/scene/builtin_scenes.c. The directory is a
 # prerequisite so that adding or removing a scene regenerates the list.
 SCENE_YAML := $(sort $(wildcard data/scenes/*.yaml))
 $(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
@@ -267,8 +267,8 @@ $(B)/gen/builtin_scenes.inc: $(SCENE_YAML) data/scenes
 	{ s = ""; for (i = 1; i <= length($$0); i++) { c = substr($$0, i, 1); if (c == "\\" || c == "\"" || c == "?") c = "\\" c; s = s c } \
 	  printf "\"%s\\n\"\n", s } \
 	END { if (NR > 0) print "}," }' $(SCENE_YAML) > $@.tmp && mv $@.tmp $@
-$(B)/src/io/builtin_scenes.o $(SAN)/src/io/builtin_scenes.o $(CLANG)/src/io/builtin_scenes.o \
-  $(NOARCH)/src/io/builtin_scenes.o $(PIC)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+$(B)/src/scene/builtin_scenes.o $(SAN)/src/scene/builtin_scenes.o $(CLANG)/src/scene/builtin_scenes.o \
+  $(NOARCH)/src/scene/builtin_scenes.o $(PIC)/src/scene/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 
 # The default scene, its XDMF sidecar and its energy figure.
 RUN_OUT ?= sphere_plate.h5
@@ -406,7 +406,7 @@ $(FUZZ_B)/%.o: %.c | $(FUZZ_TOOL)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FIXED_CFLAGS) -MMD -MP -c $< -o $@
 
-$(FUZZ_B)/src/io/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
+$(FUZZ_B)/src/scene/builtin_scenes.o: $(B)/gen/builtin_scenes.inc
 
 $(FUZZ_LIB): $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^

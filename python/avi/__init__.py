@@ -162,7 +162,7 @@ def scenes():
     return [lib.avi_scene_builtin_name(i).decode() for i in range(lib.avi_scene_builtin_count())]
 
 
-# An override's key, as `avi run --set` walks it (src/io/scene_set.c): a
+# An override's key, as `avi run --set` walks it (src/scene/scene_set.c): a
 # dotted path of mapping keys, sequence indices and body or material names.
 _KEY = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
 

@@ -2,12 +2,12 @@
  * src/run/checkpoint.h). */
 #include "run/checkpoint.h"
 #include "base/error.h"
-#include "io/output_files.h"
+#include "output/output_files.h"
 #include "core/engine_internal.h"
 #include "core/refine.h"
 #include "run/checkpoint_hash.h"
 #include "run/run_id.h"
-#include "io/hdf5_init.h"
+#include "output/hdf5_init.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * output_counts, the rows and frames of the output a resume keeps (the
  * observers' calls; all are flushed before the checkpoint is written), and
  * output_last_row_sha256, the digest of the last of those rows
- * (io/h5_row_digest.h; all zero when the writer no longer held it, after
+ * (output/h5_row_digest.h; all zero when the writer no longer held it, after
  * several evolves each ending off the energy grid: then not checked). A resume reads
  * the output it would continue (OUT, or OUT.resume-old left by a killed
  * resume) and refuses, with AVI_ERR_INPUT naming both files and before
@@ -64,7 +64,7 @@
 
 #include "avi/engine.h"
 #include "avi/scene.h"
-#include "io/output_files.h" /* avi_checkpoint_path */
+#include "output/output_files.h" /* avi_checkpoint_path */
 
 typedef enum { AVI_INPUT_SCENE = 0, AVI_INPUT_MESH = 1 } avi_input_kind;
 
@@ -104,7 +104,7 @@ typedef struct {
     const avi_input_files *inputs; /* may be NULL: none */
     /* The output this checkpoint continues (format 3): its run id (also in
      * /parameters/run_id), the rows and frames it held when the checkpoint
-     * was written, and the digest of its last row (io/h5_row_digest.h). */
+     * was written, and the digest of its last row (output/h5_row_digest.h). */
     const char *run_id;
     uint64_t output_rows, output_frames;
     unsigned char last_row_sha256[32]; /* zero: not recorded */

@@ -6,7 +6,7 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-#include "io/sha256.h"
+#include "base/sha256.h"
 
 /* Hashes every dataset of an open file; 0, or -1 with `why` saying which
  * object could not be hashed (a link that is not hard, an object that is

@@ -2,7 +2,7 @@
  * by `avi resume` (src/run/checkpoint.h). */
 #include "run/checkpoint.h"
 #include "base/error.h"
-#include "io/sha256.h"
+#include "base/sha256.h"
 
 #include <errno.h>
 #include <stdlib.h>

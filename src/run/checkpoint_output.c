@@ -3,7 +3,7 @@
 #include "run/checkpoint.h"
 
 #include "base/error.h"
-#include "io/h5_row_digest.h"
+#include "output/h5_row_digest.h"
 
 #include <stdlib.h>
 #include <string.h>

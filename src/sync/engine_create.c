@@ -21,7 +21,7 @@ avi_engine *avi_engine_create_with(avi_model *m, const avi_sync_options *opt, av
 avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_create_with(m, NULL, err); }
 
 /* The scene spelling of each integrator, here for the same reason: the
- * scene parser (io/) and the scene-to-engine factory (scene_engine.c) both
+ * scene parser (scene/) and the scene-to-engine factory (scene_engine.c) both
  * call it, and a layer calls only down. */
 static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
     "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr",

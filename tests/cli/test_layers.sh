@@ -9,7 +9,7 @@
 # whatever header declared it (nm; a self-check plants an upward call).
 set -u
 cd "$ROOT" || exit 1
-LAYERS=(base potentials core contact sync io run cli)
+LAYERS=(base potentials core contact mesh output sync scene run cli)
 declare -A rank
 for i in "${!LAYERS[@]}"; do rank[${LAYERS[$i]}]=$i; done
 bad=0; edges=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory estimated up front (src/io/scene_memory.c): a generated mesh, from
+# Memory estimated up front (src/scene/scene_memory.c): a generated mesh, from
 # its generator's parameters before generating, and the contact broad
 # phase's candidate lists, from the surfaces and contact.thickness, are
 # refused with exit 2 naming the key and the estimate when they exceed what

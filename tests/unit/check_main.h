@@ -5,7 +5,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "io/hdf5_init.h"
+#include "output/hdf5_init.h"
 
 /* AVI_TEST_QUICK=1 (set by the sanitizer and valgrind runs) asks long
  * loops to shorten themselves. */

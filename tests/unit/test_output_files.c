@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/output_files.h"
+#include "output/output_files.h"
 
 static char dir[64];
 

@@ -1,5 +1,5 @@
-/* The digest of a row of observables (io/h5_row_digest.h). */
-#include "io/h5_row_digest.h"
+/* The digest of a row of observables (output/h5_row_digest.h). */
+#include "output/h5_row_digest.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Text files read whole and split into numbered lines, shared by the Gmsh
  * and OBJ readers. */
-#include "io/text_lines.h"
-#include "io/regular_file.h"
+#include "base/text_lines.h"
+#include "base/regular_file.h"
 
 #include <errno.h>
 #include <stdarg.h>

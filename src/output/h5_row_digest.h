@@ -13,7 +13,7 @@
 #define AVI_IO_H5_ROW_DIGEST_H
 
 #include "avi/output.h"
-#include "io/sha256.h"
+#include "base/sha256.h"
 
 /* 0, or -1 when out of memory. */
 int avi_h5_row_digest(int64_t step, const avi_observation *o, unsigned char digest[AVI_SHA256_LEN]);

@@ -47,7 +47,7 @@ int avi_scene_check_limits(const avi_scene *s, const avi_model *m, const avi_bod
                            avi_error *err);
 
 /* Memory this process may use: physical memory, or half of ulimit -v or -d
- * when less; *what names which (src/io/scene_memory.c). */
+ * when less; *what names which (src/scene/scene_memory.c). */
 double avi_memory_available(const char **what);
 
 /* Before generating: the generated meshes' estimated memory is within

@@ -2,8 +2,8 @@
  * value for value into a new writer. */
 #include "avi/output.h"
 #include "base/error.h"
-#include "io/h5_row_digest.h"
-#include "io/hdf5_init.h"
+#include "output/h5_row_digest.h"
+#include "output/hdf5_init.h"
 
 #include <hdf5.h>
 #include <stdarg.h>

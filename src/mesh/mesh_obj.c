@@ -3,8 +3,8 @@
  * Like the Gmsh reader it trusts nothing: every number and index is checked
  * and arrays grow only with what is read. */
 #include "avi/mesh.h"
-#include "io/mesh_file.h"
-#include "io/text_lines.h"
+#include "mesh/mesh_file.h"
+#include "base/text_lines.h"
 
 #include <errno.h>
 #include <math.h>

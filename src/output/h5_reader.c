@@ -1,7 +1,7 @@
 /* `avi info`: a summary of an output file, finished or still being written. */
 #include "avi/output.h"
 #include "base/error.h"
-#include "io/hdf5_init.h"
+#include "output/hdf5_init.h"
 
 #include <hdf5.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * (output.max_checkpoints is checked when loading). */
 #include "avi/output.h"
 #include "core/model_internal.h"
-#include "io/scene_checks.h"
+#include "scene/scene_checks.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * any other path is "no such key". VALUE is one YAML flow node: a scalar
  * (1e-4, true, sync-implicit), a sequence ([0, 0, -1000]) or a mapping
  * ({scale: 1.1}). */
-#include "io/scene_tree.h"
+#include "scene/scene_tree.h"
 
 #include <stdio.h>
 #include <stdlib.h>

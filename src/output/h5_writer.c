@@ -1,8 +1,8 @@
 /* Streaming output to HDF5 in the H5MD 1.1 layout of include/avi/output.h. */
 #include "avi/output.h"
-#include "io/hdf5_init.h"
-#include "io/h5_row_digest.h"
-#include "io/output_files.h"
+#include "output/hdf5_init.h"
+#include "output/h5_row_digest.h"
+#include "output/output_files.h"
 
 #include <errno.h>
 #include <fcntl.h>

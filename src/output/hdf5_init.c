@@ -1,5 +1,5 @@
 /* HDF5 set up before its first call (see hdf5_init.h). */
-#include "io/hdf5_init.h"
+#include "output/hdf5_init.h"
 
 #include <hdf5.h>
 #include <pthread.h>

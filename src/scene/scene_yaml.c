@@ -1,8 +1,8 @@
 /* Scenes: YAML text -> tree with line numbers -> validated avi_scene, and
  * the resolved scene back to YAML. */
-#include "io/scene_tree.h"
-#include "io/regular_file.h"
-#include "io/sha256.h"
+#include "scene/scene_tree.h"
+#include "base/regular_file.h"
+#include "base/sha256.h"
 #include "avi/model.h"
 
 #include <ctype.h>

@@ -6,7 +6,7 @@
 #define AVI_IO_MESH_FILE_H
 
 #include "avi/mesh.h"
-#include "io/sha256.h"
+#include "base/sha256.h"
 
 int avi_mesh_read_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err);
 int avi_mesh_read_msh_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err);

@@ -11,7 +11,7 @@
  * 382 MB); the broad phase keeps 24
  * bytes per candidate pair (the pair, its sorted copy and its skip time),
  * twice that while a list grows. */
-#include "io/scene_checks.h"
+#include "scene/scene_checks.h"
 #include "core/model_internal.h"
 
 #include <math.h>

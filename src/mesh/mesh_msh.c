@@ -7,8 +7,8 @@
  * the end of a section, arrays grow with what is actually read, and every
  * number is checked before use. */
 #include "avi/mesh.h"
-#include "io/mesh_file.h"
-#include "io/text_lines.h"
+#include "mesh/mesh_file.h"
+#include "base/text_lines.h"
 
 #include <errno.h>
 #include <math.h>

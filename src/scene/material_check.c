@@ -1,7 +1,7 @@
 /* Material values whose derived quantities are not positive normal numbers
  * (density 1e-308, thickness 1e300, youngs 1e-300 ...) are refused naming
  * the key, instead of failing later as a zero step or a NaN energy. */
-#include "io/scene_checks.h"
+#include "scene/scene_checks.h"
 
 #include <math.h>
 #include <stdarg.h>

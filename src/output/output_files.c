@@ -38,11 +38,11 @@
  * (without /proc: the name, which under the directory rule above no other
  * user can change), and the file it opened is checked to be ours before
  * anything is written. */
-#include "io/output_files.h"
+#include "output/output_files.h"
 
 #include "avi/output.h"
 #include "base/error.h"
-#include "io/regular_file.h"
+#include "base/regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

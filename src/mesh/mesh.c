@@ -2,7 +2,7 @@
  * Morton reordering and reading by extension. */
 #include "avi/mesh.h"
 #include "base/error.h"
-#include "io/mesh_file.h"
+#include "mesh/mesh_file.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -45,7 +45,7 @@
  * users open "./OUT.xmf" (README, "Output"; avi run's last lines say so). */
 #include "avi/output.h"
 #include "base/error.h"
-#include "io/output_files.h"
+#include "output/output_files.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 
 #include "avi/types.h"
 #include "base/error.h"
-#include "io/sha256.h"
+#include "base/sha256.h"
 
 typedef struct {
     const char *path;

@@ -1,5 +1,5 @@
 /* Inputs and outputs are regular files (see regular_file.h). */
-#include "io/regular_file.h"
+#include "base/regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

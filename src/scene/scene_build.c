@@ -4,8 +4,8 @@
 #include "avi/scene.h"
 #include "contact/contact_clearance.h"
 #include "base/error.h"
-#include "io/mesh_file.h"
-#include "io/scene_checks.h"
+#include "mesh/mesh_file.h"
+#include "scene/scene_checks.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* Built-in scenes: the YAML files of data/scenes, embedded by the Makefile as C
  * strings (build/gen/builtin_scenes.inc, sorted by file name). */
-#include "io/scene_tree.h"
+#include "scene/scene_tree.h"
 
 #include <stdio.h>
 #include <string.h>
