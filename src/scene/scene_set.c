@@ -9,6 +9,7 @@
  * (1e-4, true, sync-implicit), a sequence ([0, 0, -1000]) or a mapping
  * ({scale: 1.1}). */
 #include "scene/scene_tree.h"
+#include "scene/scene_schema.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* Scene loading internals: a small YAML tree with line numbers, shared by
- * the parser / validator (scene_yaml.c), --set overrides (scene_set.c) and
- * the embedded built-ins (builtin_scenes.c). */
+/* Scene loading internals: a small YAML tree with line numbers
+ * (scene_tree.c), shared by the loader (scene_load.c), --set overrides
+ * (scene_set.c) and the embedded built-ins (builtin_scenes.c). */
 #ifndef AVI_SCENE_TREE_H
 #define AVI_SCENE_TREE_H
 
@@ -29,10 +29,8 @@ int yn_append(ynode *parent, ynode *key, ynode *value);
  * "source:line: ...". */
 int yn_parse(const char *text, size_t len, const char *source, ynode **root, avi_error *err);
 
-/* Keys allowed in the mapping at a normalized context path ("" for the top
- * level, "bodies.#.mesh", "materials.*"): a space-separated list, "*" for
- * any key, or NULL when the schema has no mapping there. */
-const char *avi_scene_schema_keys(const char *context);
+/* The n bytes at s and a NUL, in a new allocation; NULL when out of memory. */
+char *yn_dup_n(const char *s, size_t n);
 
 /* Applies one "dotted.key=VALUE" override to the tree. */
 int avi_scene_apply_set(ynode *root, const char *assignment, const char *source, avi_error *err);

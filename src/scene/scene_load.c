@@ -1,6 +1,8 @@
-/* Scenes: YAML text -> tree with line numbers -> validated avi_scene, and
- * the resolved scene back to YAML. */
+/* Loading a scene: the YAML tree validated section by section into an
+ * avi_scene (every error names the source, line and key), from a string,
+ * a file or a built-in, with --set overrides applied first. */
 #include "scene/scene_tree.h"
+#include "scene/scene_schema.h"
 #include "base/regular_file.h"
 #include "base/sha256.h"
 #include "avi/model.h"
@@ -14,346 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *p = malloc(n + 1);
-    if (!p) return NULL;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
-/* ---------------------------------------------------------------- tree -- */
-
-ynode *yn_new(yn_kind kind, int line)
-{
-    ynode *n = calloc(1, sizeof *n);
-    if (n) {
-        n->kind = kind;
-        n->line = line;
-    }
-    return n;
-}
-
-void yn_free(ynode *node)
-{
-    if (!node) return;
-    for (size_t i = 0; i < node->n; i++) {
-        yn_free(node->items[i]);
-        if (node->keys) yn_free(node->keys[i]);
-    }
-    free(node->items);
-    free(node->keys);
-    free(node->str);
-    free(node);
-}
-
-int yn_append(ynode *parent, ynode *key, ynode *value)
-{
-    if (parent->n == parent->cap) {
-        size_t c = parent->cap ? 2 * parent->cap : 4;
-        ynode **it = realloc(parent->items, c * sizeof *it);
-        if (!it) return -1;
-        parent->items = it;
-        if (parent->kind == YN_MAP) {
-            ynode **k = realloc(parent->keys, c * sizeof *k);
-            if (!k) return -1;
-            parent->keys = k;
-        }
-        parent->cap = c;
-    }
-    if (parent->kind == YN_MAP) parent->keys[parent->n] = key;
-    parent->items[parent->n++] = value;
-    return 0;
-}
-
-/* Alias expansion copies nodes; a budget proportional to the text stops
- * "billion laughs" inputs early while leaving real reuse alone. */
-#define YN_NODE_BUDGET(len) (100000 + 16 * (len))
-
-static ynode *yn_copy(const ynode *src, size_t *budget)
-{
-    if (*budget == 0) return NULL;
-    (*budget)--;
-    ynode *d = yn_new(src->kind, src->line);
-    if (!d) return NULL;
-    d->plain = src->plain;
-    if (src->str && !(d->str = strdup(src->str))) goto fail;
-    for (size_t i = 0; i < src->n; i++) {
-        ynode *k = NULL, *v = yn_copy(src->items[i], budget);
-        if (!v) goto fail;
-        if (src->kind == YN_MAP && !(k = yn_copy(src->keys[i], budget))) {
-            yn_free(v);
-            goto fail;
-        }
-        if (yn_append(d, k, v)) {
-            yn_free(k);
-            yn_free(v);
-            goto fail;
-        }
-    }
-    return d;
-fail:
-    yn_free(d);
-    return NULL;
-}
-
-static int line_of_offset(const char *text, size_t len, size_t offset)
-{
-    int line = 1;
-    for (size_t i = 0; i < offset && i < len; i++)
-        if (text[i] == '\n') line++;
-    return line;
-}
-
-/* A tab among a line's leading blanks: the usual cause of a scanner error. */
-static int tab_indented(const char *text, size_t len, size_t line0)
-{
-    size_t i = 0, l = 0;
-    while (i < len && l < line0) {
-        if (text[i++] == '\n') l++;
-    }
-    for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
-        if (text[i] == '\t') return 1;
-    return 0;
-}
-
-static int syntax_error(const yaml_parser_t *p, const char *text, size_t len, const char *source,
-                        avi_error *err)
-{
-    if (p->error == YAML_MEMORY_ERROR) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-    const char *problem = p->problem ? p->problem : "malformed YAML";
-    if (p->error == YAML_READER_ERROR) {
-        int line = line_of_offset(text, len, p->problem_offset);
-        if (p->problem_value != -1)
-            return avi_error_set(err, AVI_ERR_INPUT,
-                                  "%s:%d: YAML syntax error: %s (byte #x%02X at offset %zu; scenes are UTF-8 text)",
-                                  source, line, problem, (unsigned)p->problem_value & 0xffu, p->problem_offset);
-        return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s (scenes are UTF-8 text)", source, line,
-                              problem);
-    }
-    int line = (int)p->problem_mark.line + 1;
-    const char *hint = tab_indented(text, len, p->problem_mark.line) ? " (tabs cannot indent YAML)" : "";
-    if (p->context)
-        return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s, %s at line %d%s", source, line,
-                              problem, p->context, (int)p->context_mark.line + 1, hint);
-    return avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML syntax error: %s%s", source, line, problem, hint);
-}
-
-typedef struct {
-    char *name;
-    ynode *node;
-} yn_anchor;
-
-#define YN_MAX_DEPTH 64
-
-int yn_parse(const char *text, size_t len, const char *source, ynode **root_out, avi_error *err)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    ynode *root = NULL;
-    ynode *stack[YN_MAX_DEPTH];
-    ynode *pending[YN_MAX_DEPTH]; /* a mapping's key awaiting its value */
-    int depth = 0, documents = 0, rc = AVI_OK, done = 0;
-    yn_anchor *anchors = NULL;
-    size_t nanchor = 0, budget = YN_NODE_BUDGET(len);
-
-    *root_out = NULL;
-    if (!yaml_parser_initialize(&p)) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    while (!done) {
-        if (!yaml_parser_parse(&p, &ev)) {
-            rc = syntax_error(&p, text, len, source, err);
-            break;
-        }
-        int line = (int)ev.start_mark.line + 1;
-        ynode *node = NULL;
-        const yaml_char_t *anchor = NULL, *tag = NULL;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = 1;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (documents++ > 0)
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: a scene is one YAML document; found another",
-                                    source, line);
-            break;
-        case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-            if (depth == YN_MAX_DEPTH) {
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: nesting deeper than %d levels", source, line,
-                                    YN_MAX_DEPTH);
-                break;
-            }
-            node = yn_new(ev.type == YAML_MAPPING_START_EVENT ? YN_MAP : YN_SEQ, line);
-            if (ev.type == YAML_MAPPING_START_EVENT) {
-                anchor = ev.data.mapping_start.anchor;
-                tag = ev.data.mapping_start.implicit ? NULL : ev.data.mapping_start.tag;
-            } else {
-                anchor = ev.data.sequence_start.anchor;
-                tag = ev.data.sequence_start.implicit ? NULL : ev.data.sequence_start.tag;
-            }
-            break;
-        case YAML_SCALAR_EVENT:
-            /* An escape ("\0", "\x00", "\u0000") puts a NUL in a string; every
-             * name and path is a C string, which would end there
-             * ("victim\0.h5" writes "victim"). */
-            if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: a NUL byte in a string (an escape such as \\0)",
-                                    source, line);
-                break;
-            }
-            node = yn_new(YN_SCALAR, line);
-            if (node) {
-                node->str = dup_n((const char *)ev.data.scalar.value, ev.data.scalar.length);
-                node->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-                if (!node->str) {
-                    yn_free(node);
-                    node = NULL;
-                }
-            }
-            anchor = ev.data.scalar.anchor;
-            tag = (ev.data.scalar.plain_implicit || ev.data.scalar.quoted_implicit) ? NULL : ev.data.scalar.tag;
-            break;
-        case YAML_ALIAS_EVENT: {
-            const char *name = (const char *)ev.data.alias.anchor;
-            ynode *target = NULL;
-            for (size_t i = nanchor; i-- > 0;)
-                if (strcmp(anchors[i].name, name) == 0) {
-                    target = anchors[i].node;
-                    break;
-                }
-            if (!target) {
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: unknown alias *%s", source, line, name);
-                break;
-            }
-            for (int d = 0; d < depth; d++)
-                if (stack[d] == target) {
-                    rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: alias *%s refers to itself", source, line, name);
-                    break;
-                }
-            if (rc) break;
-            node = yn_copy(target, &budget);
-            if (!node && budget == 0)
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: aliases expand to too many nodes", source, line);
-            break;
-        }
-        case YAML_MAPPING_END_EVENT:
-        case YAML_SEQUENCE_END_EVENT:
-            depth--;
-            break;
-        default:
-            break;
-        }
-        if (rc == AVI_OK && tag) {
-            rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: YAML tags (%s) are not supported", source, line,
-                                (const char *)tag);
-        }
-        if (rc == AVI_OK && (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
-                             ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) && !node)
-            rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-        if (rc == AVI_OK && node) {
-            /* Attach to the parent, or become the root; from then on the tree owns it. */
-            int owned = 0;
-            if (depth == 0) {
-                root = node;
-                owned = 1;
-            } else {
-                ynode *parent = stack[depth - 1];
-                if (parent->kind == YN_SEQ) {
-                    owned = yn_append(parent, NULL, node) == 0;
-                    if (!owned) rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-                } else if (!pending[depth - 1]) {
-                    if (node->kind != YN_SCALAR) {
-                        rc = avi_error_set(err, AVI_ERR_INPUT, "%s:%d: mapping keys must be plain scalars", source,
-                                            line);
-                    } else {
-                        pending[depth - 1] = node; /* freed below if the parse fails */
-                        owned = 1;
-                    }
-                } else if (yn_append(parent, pending[depth - 1], node) == 0) {
-                    pending[depth - 1] = NULL;
-                    owned = 1;
-                } else {
-                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-                }
-            }
-            if (!owned) {
-                yn_free(node);
-                node = NULL;
-            }
-            if (rc == AVI_OK && anchor) {
-                yn_anchor *a = realloc(anchors, (nanchor + 1) * sizeof *a);
-                if (a) anchors = a;
-                if (a && (anchors[nanchor].name = strdup((const char *)anchor))) {
-                    anchors[nanchor++].node = node;
-                } else {
-                    rc = avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", source);
-                }
-            }
-            if (rc == AVI_OK && node->kind != YN_SCALAR && ev.type != YAML_ALIAS_EVENT) {
-                stack[depth] = node;
-                pending[depth] = NULL;
-                depth++;
-            }
-        } else if (node) {
-            yn_free(node);
-        }
-        yaml_event_delete(&ev);
-        if (rc != AVI_OK) break;
-    }
-    /* Keys still waiting for a value belong to no tree. */
-    if (rc != AVI_OK)
-        for (int d = 0; d < depth; d++) yn_free(pending[d]);
-    yaml_parser_delete(&p);
-    for (size_t i = 0; i < nanchor; i++) free(anchors[i].name);
-    free(anchors);
-    if (rc != AVI_OK) {
-        yn_free(root);
-        return rc;
-    }
-    *root_out = root;
-    return AVI_OK;
-}
-
-/* -------------------------------------------------------------- schema -- */
-
-static const struct {
-    const char *context;
-    const char *keys;
-} schema[] = {
-    {"", "name description time integrator time_step materials bodies contact gravity damping output"},
-    {"time", "end"},
-    {"integrator", "type alpha tolerance"},
-    {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
-    {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
-    {"materials", "*"},
-    {"materials.*", "model youngs poisson density thickness stiffness bending"},
-    {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
-    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz n grading pole shells file jitter seed reorder"},
-    {"bodies.#.particles.#", "x v mass pinned constraint"},
-    {"bodies.#.particles.#.constraint", "sphere circle"},
-    {"bodies.#.particles.#.constraint.sphere", "center radius"},
-    {"bodies.#.particles.#.constraint.circle", "center radius normal"},
-    {"bodies.#.springs.#", "a b stiffness rest"},
-    {"bodies.#.links.#", "a b length"},
-    {"bodies.#.initial", "scale"},
-    {"bodies.#.pinned", "box indices boundary"},
-    {"bodies.#.time_step", "fixed"},
-    {"contact", "enabled thickness inner_thickness stiffness layers friction"},
-    {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
-};
-
-const char *avi_scene_schema_keys(const char *context)
-{
-    for (size_t i = 0; i < sizeof schema / sizeof schema[0]; i++)
-        if (strcmp(schema[i].context, context) == 0) return schema[i].keys;
-    return NULL;
-}
-
-/* Is `key` a word of the space-separated list? */
 static int in_list(const char *list, const char *key)
 {
     size_t n = strlen(key);
@@ -675,9 +338,6 @@ static int choice(vctx *c, const ynode *map, const char *base, const char *key, 
 
 /* --------------------------------------------------------------- names -- */
 
-static const char *const material_names[] = {"shell", "membrane", "neo-hookean", "spring"};
-/* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
-static const char *const bending_names[] = {"none", "hinge", "midedge"};
 static const char *const generator_names[] = {"icosphere", "disk", "rect", "tet_box", "ball"};
 #define GENERATOR_COUNT 5
 
@@ -694,7 +354,6 @@ static const char *generator_name(avi_mesh_source source)
     if (source >= AVI_MESH_ICOSPHERE && source <= AVI_MESH_TET_BOX) return generator_names[source - AVI_MESH_ICOSPHERE];
     return "file";
 }
-static const char *const rule_names[] = {"stability", "cfl", "fixed"};
 
 static int valid_scene_name(const char *s)
 {
@@ -721,7 +380,7 @@ static char *default_name(const char *source)
     size_t n = strlen(b);
     if (n > 5 && strcmp(b + n - 5, ".yaml") == 0) n -= 5;
     else if (n > 4 && strcmp(b + n - 4, ".yml") == 0) n -= 4;
-    char *s = dup_n(b, n);
+    char *s = yn_dup_n(b, n);
     if (!s) return NULL;
     for (char *p = s; *p; p++)
         if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' || *p == '-')) *p = '_';
@@ -771,7 +430,7 @@ static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
     if (check_keys(c, m, "time_step", avi_scene_schema_keys("time_step"))) return AVI_ERR_INPUT;
     if (num(c, m, "time_step", "max_events", 0, R_POS, &s->max_events)) return AVI_ERR_INPUT;
     int rule = map_get(m, "fixed") && !map_get(m, "rule") ? AVI_DT_FIXED : AVI_DT_STABILITY;
-    if (choice(c, m, "time_step", "rule", 0, rule_names, 3, "time-step rule", &rule)) return AVI_ERR_INPUT;
+    if (choice(c, m, "time_step", "rule", 0, avi_scene_rule_names, 3, "time-step rule", &rule)) return AVI_ERR_INPUT;
     s->time_step.rule = (avi_dt_rule)rule;
     const ynode *v;
     if ((v = map_get(m, "safety")) && rule != AVI_DT_STABILITY)
@@ -820,7 +479,7 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
         if (!m->keys[i]->str[0]) return vfail(c, m->keys[i], base, "material names must not be empty");
         if (v->kind != YN_MAP) return expected(c, v, base, "a mapping");
         int model = 0;
-        if (choice(c, v, base, "model", 1, material_names, 4, "material model", &model)) return AVI_ERR_INPUT;
+        if (choice(c, v, base, "model", 1, avi_scene_material_names, 4, "material model", &model)) return AVI_ERR_INPUT;
         mat->model = (avi_material_model)model;
         /* Which keys each model takes; the rest are errors, not ignored. */
         const char *takes = model == AVI_MATERIAL_SPRING        ? "model stiffness density"
@@ -832,9 +491,9 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
                 char path[PATH_MAX_LEN];
                 join(path, base, v->keys[k]->str);
                 if (!in_list(avi_scene_schema_keys("materials.*"), v->keys[k]->str))
-                    return vfail(c, v->keys[k], path, "unknown key (model %s takes: %s)", material_names[model],
+                    return vfail(c, v->keys[k], path, "unknown key (model %s takes: %s)", avi_scene_material_names[model],
                                  takes + 6);
-                return vfail(c, v->keys[k], path, "not a parameter of model %s (takes: %s)", material_names[model],
+                return vfail(c, v->keys[k], path, "not a parameter of model %s (takes: %s)", avi_scene_material_names[model],
                              takes + 6);
             }
         if (model == AVI_MATERIAL_SPRING) {
@@ -850,7 +509,7 @@ static int load_materials(vctx *c, const ynode *root, avi_scene *s)
         if (model == AVI_MATERIAL_SHELL) {
             int bend = 0; /* "midedge" or "hinge": "none" is model membrane */
             mat->bending = AVI_BENDING_MIDEDGE;
-            if (choice(c, v, base, "bending", 0, bending_names + 1, 2, "bending model", &bend)) return AVI_ERR_INPUT;
+            if (choice(c, v, base, "bending", 0, avi_scene_bending_names + 1, 2, "bending model", &bend)) return AVI_ERR_INPUT;
             if (map_get(v, "bending")) mat->bending = bend + 1;
         }
     }
@@ -1308,14 +967,14 @@ static int load_body(vctx *c, const ynode *body, size_t i, avi_scene *s)
         int surface_mesh = b->mesh.source != AVI_MESH_FILE && !solid_mesh;
         if (solid_mesh && (material->model == AVI_MATERIAL_SHELL || material->model == AVI_MATERIAL_MEMBRANE))
             return vfail(c, mat, path, "material '%s' (%s) needs a triangle mesh; %s makes tetrahedra",
-                         material->name, material_names[material->model], generator_name(b->mesh.source));
+                         material->name, avi_scene_material_names[material->model], generator_name(b->mesh.source));
         if (surface_mesh && material->model == AVI_MATERIAL_NEO_HOOKEAN)
             return vfail(c, mat, path, "material '%s' (neo-hookean) needs tetrahedra; %s makes triangles",
                          material->name, generator_name(b->mesh.source));
     } else {
         if (material && material->model != AVI_MATERIAL_SPRING)
             return vfail(c, mat, path, "particle bodies take a spring material, not %s ('%s')",
-                         material_names[material->model], material->name);
+                         avi_scene_material_names[material->model], material->name);
         if (load_particles(c, body, base, b, material ? material->stiffness : 0.0)) return AVI_ERR_INPUT;
     }
 
@@ -1590,7 +1249,7 @@ int avi_scene_load_file(const char *path, const char *const *overrides, size_t n
         return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read scene", path);
     }
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? dup_n(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *dir = slash ? yn_dup_n(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir) {
         free(buf);
         return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path);
@@ -1633,342 +1292,4 @@ int avi_scene_load(const char *arg, const char *const *overrides, size_t n_overr
         }
     }
     return avi_scene_load_file(arg, overrides, n_overrides, s, err);
-}
-
-/* ------------------------------------------------------------ emitting -- */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        /* NULL + 0 is undefined behaviour: the first call sizes the buffer. */
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t c = 2 * b->cap + (size_t)k + 64;
-        char *p = realloc(b->s, c);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = c;
-    }
-}
-
-/* Shortest text that reads back to the same double; floats keep a '.' so
- * YAML 1.1 readers (PyYAML) see a number too. */
-static void sb_num(sbuf *b, double d)
-{
-    char t[40];
-    if (d == floor(d) && fabs(d) < 1e7) {
-        sb_printf(b, "%.0f", d);
-        return;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(t, sizeof t, "%.*g", p, d);
-        if (strtod(t, NULL) == d) break;
-    }
-    char *e = strchr(t, 'e');
-    if (e && !strchr(t, '.')) {
-        char tail[40];
-        snprintf(tail, sizeof tail, "%s", e);
-        snprintf(e, sizeof t - (size_t)(e - t), ".0%s", tail);
-    }
-    sb_printf(b, "%s", t);
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') sb_printf(b, "\\%c", *p);
-        else if (*p == '\n') sb_printf(b, "\\n");
-        else if (*p == '\t') sb_printf(b, "\\t");
-        else if (*p < 0x20 || *p == 0x7f) sb_printf(b, "\\x%02x", *p);
-        else sb_printf(b, "%c", *p);
-    }
-    sb_printf(b, "\"");
-}
-
-static void sb_vec(sbuf *b, const double v[3])
-{
-    sb_printf(b, "[");
-    for (int k = 0; k < 3; k++) {
-        if (k) sb_printf(b, ", ");
-        sb_num(b, v[k]);
-    }
-    sb_printf(b, "]");
-}
-
-static void emit_mesh(sbuf *b, const avi_scene_mesh *m)
-{
-    sb_printf(b, "    mesh: {");
-    switch (m->source) {
-    case AVI_MESH_ICOSPHERE:
-        sb_printf(b, "generator: icosphere, radius: ");
-        sb_num(b, m->radius);
-        sb_printf(b, ", subdivisions: %d", m->subdivisions);
-        break;
-    case AVI_MESH_DISK:
-        sb_printf(b, "generator: disk, radius: ");
-        sb_num(b, m->radius);
-        sb_printf(b, ", rings: %d", m->rings);
-        break;
-    case AVI_MESH_RECT:
-        sb_printf(b, "generator: rect, lx: ");
-        sb_num(b, m->lx);
-        sb_printf(b, ", ly: ");
-        sb_num(b, m->ly);
-        sb_printf(b, ", nx: %d, ny: %d", m->nx, m->ny);
-        break;
-    case AVI_MESH_TET_BOX:
-        sb_printf(b, "generator: tet_box, lx: ");
-        sb_num(b, m->lx);
-        sb_printf(b, ", ly: ");
-        sb_num(b, m->ly);
-        sb_printf(b, ", lz: ");
-        sb_num(b, m->lz);
-        sb_printf(b, ", nx: %d, ny: %d, nz: %d", m->nx, m->ny, m->nz);
-        break;
-    case AVI_MESH_BALL:
-        sb_printf(b, "generator: ball, radius: ");
-        sb_num(b, m->radius);
-        sb_printf(b, ", n: %d, grading: ", m->n);
-        sb_num(b, m->grading);
-        sb_printf(b, ", pole: [");
-        for (int k = 0; k < 3; k++) {
-            if (k) sb_printf(b, ", ");
-            sb_num(b, m->pole[k]);
-        }
-        sb_printf(b, "], shells: %s", m->shells ? "true" : "false");
-        break;
-    default:
-        sb_printf(b, "file: ");
-        sb_str(b, m->file ? m->file : "");
-        break;
-    }
-    if (m->jitter > 0.0) {
-        sb_printf(b, ", jitter: ");
-        sb_num(b, m->jitter);
-        sb_printf(b, ", seed: %llu", (unsigned long long)m->seed);
-    }
-    if (m->reorder) sb_printf(b, ", reorder: true");
-    sb_printf(b, "}\n");
-}
-
-static void emit_body(sbuf *b, const avi_scene *s, const avi_scene_body *body)
-{
-    sb_printf(b, "  - name: ");
-    sb_str(b, body->name);
-    sb_printf(b, "\n");
-    if (body->mesh.source != AVI_MESH_NONE) {
-        emit_mesh(b, &body->mesh);
-    } else {
-        sb_printf(b, "    particles:\n");
-        for (size_t i = 0; i < body->particle_count; i++) {
-            const avi_scene_particle *p = &body->particles[i];
-            sb_printf(b, "      - {x: ");
-            sb_vec(b, p->x);
-            sb_printf(b, ", v: ");
-            sb_vec(b, p->v);
-            if (p->mass > 0.0 || !p->pinned) {
-                sb_printf(b, ", mass: ");
-                sb_num(b, p->mass);
-            }
-            sb_printf(b, ", pinned: %s", p->pinned ? "true" : "false");
-            if (p->constraint.kind != AVI_SURFACE_NONE) {
-                int circle = p->constraint.kind == AVI_SURFACE_CIRCLE;
-                sb_printf(b, ", constraint: {%s: {center: ", circle ? "circle" : "sphere");
-                sb_vec(b, p->constraint.center);
-                sb_printf(b, ", radius: ");
-                sb_num(b, p->constraint.radius);
-                if (circle) {
-                    sb_printf(b, ", normal: ");
-                    sb_vec(b, p->constraint.normal);
-                }
-                sb_printf(b, "}}");
-            }
-            sb_printf(b, "}\n");
-        }
-        if (body->spring_count) sb_printf(b, "    springs:\n");
-        for (size_t i = 0; i < body->spring_count; i++) {
-            const avi_scene_spring *p = &body->springs[i];
-            sb_printf(b, "      - {a: %u, b: %u, stiffness: ", p->a, p->b);
-            sb_num(b, p->stiffness);
-            if (p->rest >= 0.0) {
-                sb_printf(b, ", rest: ");
-                sb_num(b, p->rest);
-            }
-            sb_printf(b, "}\n");
-        }
-        if (body->link_count) sb_printf(b, "    links:\n");
-        for (size_t i = 0; i < body->link_count; i++) {
-            const avi_scene_link *p = &body->links[i];
-            sb_printf(b, "      - {a: %u, b: %u", p->a, p->b);
-            if (p->length > 0.0) {
-                sb_printf(b, ", length: ");
-                sb_num(b, p->length);
-            }
-            sb_printf(b, "}\n");
-        }
-    }
-    if (body->material >= 0) {
-        sb_printf(b, "    material: ");
-        sb_str(b, s->materials[body->material].name);
-        sb_printf(b, "\n");
-    }
-    sb_printf(b, "    translate: ");
-    sb_vec(b, body->translate);
-    sb_printf(b, "\n    velocity: ");
-    sb_vec(b, body->velocity);
-    if (body->angular_velocity[0] != 0.0 || body->angular_velocity[1] != 0.0 || body->angular_velocity[2] != 0.0) {
-        sb_printf(b, "\n    angular_velocity: ");
-        sb_vec(b, body->angular_velocity);
-    }
-    sb_printf(b, "\n    initial: {scale: ");
-    sb_num(b, body->scale);
-    sb_printf(b, "}\n");
-    if (body->pin == AVI_PIN_BOX) {
-        sb_printf(b, "    pinned: {box: [");
-        sb_vec(b, body->pin_box[0]);
-        sb_printf(b, ", ");
-        sb_vec(b, body->pin_box[1]);
-        sb_printf(b, "]}\n");
-    } else if (body->pin == AVI_PIN_BOUNDARY) {
-        sb_printf(b, "    pinned: {boundary: %s}\n", body->pin_clamped ? "clamped" : "simply-supported");
-    } else if (body->pin == AVI_PIN_INDICES) {
-        sb_printf(b, "    pinned: {indices: [");
-        for (size_t i = 0; i < body->pin_count; i++) sb_printf(b, "%s%u", i ? ", " : "", body->pin_indices[i]);
-        sb_printf(b, "]}\n");
-    }
-    if (body->time_step > 0.0) {
-        sb_printf(b, "    time_step: {fixed: ");
-        sb_num(b, body->time_step);
-        sb_printf(b, "}\n");
-    }
-}
-
-char *avi_scene_emit(const avi_scene *s)
-{
-    sbuf b = {0};
-    sb_printf(&b, "name: ");
-    sb_str(&b, s->name ? s->name : "scene");
-    sb_printf(&b, "\ndescription: ");
-    sb_str(&b, s->description ? s->description : "");
-    sb_printf(&b, "\ntime: {end: ");
-    sb_num(&b, s->end_time);
-    sb_printf(&b, "}\nintegrator: {type: %s", avi_integrator_name(s->integrator.type));
-    if (s->integrator.type == AVI_INTEGRATOR_SYNC_IMPLICIT) {
-        sb_printf(&b, ", alpha: ");
-        sb_num(&b, s->integrator.alpha);
-    }
-    if (s->integrator.type != AVI_INTEGRATOR_AVI) {
-        sb_printf(&b, ", tolerance: ");
-        sb_num(&b, s->integrator.tolerance);
-    }
-    const avi_time_step *ts = &s->time_step;
-    sb_printf(&b, "}\ntime_step: {rule: %s, ", rule_names[ts->rule]);
-    if (ts->rule == AVI_DT_STABILITY) sb_printf(&b, "safety: "), sb_num(&b, ts->safety);
-    else if (ts->rule == AVI_DT_CFL) sb_printf(&b, "delta: "), sb_num(&b, ts->delta);
-    else sb_printf(&b, "fixed: "), sb_num(&b, ts->fixed);
-    if (ts->rule != AVI_DT_FIXED) sb_printf(&b, ", neighbor_ratio: "), sb_num(&b, ts->neighbor_ratio);
-    if (ts->rule != AVI_DT_FIXED)
-        sb_printf(&b, ", levels_per_octave: %d", ts->levels_per_octave);
-    int any = 0;
-    for (int k = 0; k < AVI_KIND_COUNT; k++)
-        if (ts->kind_fixed[k] > 0.0) {
-            sb_printf(&b, "%s%s: ", any ? ", " : ", per_kind: {", avi_kind_name((avi_kind)k));
-            sb_num(&b, ts->kind_fixed[k]);
-            any = 1;
-        }
-    sb_printf(&b, "%s, max_events: ", any ? "}" : "");
-    sb_num(&b, s->max_events);
-    sb_printf(&b, "}\n");
-    if (s->material_count) sb_printf(&b, "materials:\n");
-    for (size_t i = 0; i < s->material_count; i++) {
-        const avi_scene_material *m = &s->materials[i];
-        sb_printf(&b, "  ");
-        sb_str(&b, m->name);
-        sb_printf(&b, ": {model: %s, ", material_names[m->model]);
-        if (m->model == AVI_MATERIAL_SPRING) {
-            sb_printf(&b, "stiffness: ");
-            sb_num(&b, m->stiffness);
-            sb_printf(&b, ", density: ");
-            sb_num(&b, m->density);
-        } else {
-            sb_printf(&b, "youngs: ");
-            sb_num(&b, m->youngs);
-            sb_printf(&b, ", poisson: ");
-            sb_num(&b, m->poisson);
-            sb_printf(&b, ", density: ");
-            sb_num(&b, m->density);
-            if (m->model != AVI_MATERIAL_NEO_HOOKEAN) {
-                sb_printf(&b, ", thickness: ");
-                sb_num(&b, m->thickness);
-            }
-            if (m->model == AVI_MATERIAL_SHELL) sb_printf(&b, ", bending: %s", bending_names[m->bending]);
-        }
-        sb_printf(&b, "}\n");
-    }
-    sb_printf(&b, "bodies:\n");
-    for (size_t i = 0; i < s->body_count; i++) emit_body(&b, s, &s->bodies[i]);
-    const avi_scene_contact *k = &s->contact;
-    sb_printf(&b, "contact: {enabled: %s", k->enabled ? "true" : "false");
-    if (k->enabled || k->thickness > 0.0) {
-        sb_printf(&b, ", thickness: ");
-        sb_num(&b, k->thickness);
-        sb_printf(&b, ", inner_thickness: ");
-        sb_num(&b, k->inner_thickness);
-        sb_printf(&b, ", stiffness: ");
-        if (k->stiffness > 0.0) sb_num(&b, k->stiffness);
-        else sb_printf(&b, "auto");
-        if (k->layers > 0) sb_printf(&b, ", layers: %d", k->layers);
-        else sb_printf(&b, ", layers: auto");
-        if (k->friction > 0.0) {
-            sb_printf(&b, ", friction: ");
-            sb_num(&b, k->friction);
-        }
-    }
-    sb_printf(&b, "}\ngravity: ");
-    sb_vec(&b, s->gravity);
-    sb_printf(&b, "\ndamping: ");
-    sb_num(&b, s->damping);
-    sb_printf(&b, "\noutput: {file: ");
-    sb_str(&b, s->output.file ? s->output.file : "");
-    sb_printf(&b, ", energy_every: ");
-    sb_num(&b, s->output.energy_every);
-    sb_printf(&b, ", frame_every: ");
-    sb_num(&b, s->output.frame_every);
-    sb_printf(&b, ", checkpoint_every: ");
-    sb_num(&b, s->output.checkpoint_every);
-    sb_printf(&b, ", max_energy_growth: ");
-    sb_num(&b, s->output.max_energy_growth);
-    sb_printf(&b, ", max_bytes: ");
-    sb_num(&b, s->output.max_bytes);
-    sb_printf(&b, ", max_checkpoints: ");
-    sb_num(&b, s->output.max_checkpoints);
-    sb_printf(&b, "}\n");
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
 }

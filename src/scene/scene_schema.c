@@ -1,0 +1,49 @@
+/* The scene schema: the keys each mapping allows, and the scene spelling
+ * of the enumerated values that the loader reads and the emitter writes. */
+#include "scene/scene_schema.h"
+
+#include <string.h>
+
+/* -------------------------------------------------------------- schema -- */
+
+static const struct {
+    const char *context;
+    const char *keys;
+} schema[] = {
+    {"", "name description time integrator time_step materials bodies contact gravity damping output"},
+    {"time", "end"},
+    {"integrator", "type alpha tolerance"},
+    {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
+    {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
+    {"materials", "*"},
+    {"materials.*", "model youngs poisson density thickness stiffness bending"},
+    {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
+    {"bodies.#.mesh", "generator radius subdivisions rings lx ly lz nx ny nz n grading pole shells file jitter seed reorder"},
+    {"bodies.#.particles.#", "x v mass pinned constraint"},
+    {"bodies.#.particles.#.constraint", "sphere circle"},
+    {"bodies.#.particles.#.constraint.sphere", "center radius"},
+    {"bodies.#.particles.#.constraint.circle", "center radius normal"},
+    {"bodies.#.springs.#", "a b stiffness rest"},
+    {"bodies.#.links.#", "a b length"},
+    {"bodies.#.initial", "scale"},
+    {"bodies.#.pinned", "box indices boundary"},
+    {"bodies.#.time_step", "fixed"},
+    {"contact", "enabled thickness inner_thickness stiffness layers friction"},
+    {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
+};
+
+const char *avi_scene_schema_keys(const char *context)
+{
+    for (size_t i = 0; i < sizeof schema / sizeof schema[0]; i++)
+        if (strcmp(schema[i].context, context) == 0) return schema[i].keys;
+    return NULL;
+}
+
+/* ------------------------------------------------- enumerated values -- */
+
+/* materials.<m>.model, indexed by avi_material_model (avi/scene.h). */
+const char *const avi_scene_material_names[AVI_SCENE_MATERIAL_COUNT] = {"shell", "membrane", "neo-hookean", "spring"};
+/* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
+const char *const avi_scene_bending_names[AVI_SCENE_BENDING_COUNT] = {"none", "hinge", "midedge"};
+/* time_step.rule, indexed by avi_dt_rule (avi/model.h). */
+const char *const avi_scene_rule_names[AVI_SCENE_RULE_COUNT] = {"stability", "cfl", "fixed"};
