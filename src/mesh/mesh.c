@@ -1,5 +1,6 @@
 /* Mesh operations: freeing, validation, boundary extraction, jitter,
- * Morton reordering and reading by extension. */
+ * Morton reordering (reading by extension is mesh_read.c's, above the
+ * readers that call the validation here). */
 #include "avi/mesh.h"
 #include "base/error.h"
 #include "mesh/mesh_file.h"
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "contact/triangle_intersection.h"
 #include "base/vec3.h"
@@ -589,26 +589,6 @@ int avi_mesh_reorder(avi_mesh *m, uint32_t *old_to_new, avi_error *err)
     free(map);
     free(keys);
     return AVI_OK;
-}
-
-/* ---- Reading by extension ---- */
-
-int avi_mesh_read(const char *path, avi_mesh *out, avi_error *err)
-{
-    return avi_mesh_read_hashed(path, out, NULL, err);
-}
-
-int avi_mesh_read_hashed(const char *path, avi_mesh *out, unsigned char *sha256, avi_error *err)
-{
-    memset(out, 0, sizeof *out);
-    if (!path || !*path) return avi_error_set(err, AVI_ERR_INPUT, "mesh file: empty path");
-    const char *dot = strrchr(path, '.');
-    const char *slash = strrchr(path, '/');
-    if (dot && (!slash || dot > slash)) {
-        if (strcasecmp(dot, ".msh") == 0) return avi_mesh_read_msh_hashed(path, out, sha256, err);
-        if (strcasecmp(dot, ".obj") == 0) return avi_mesh_read_obj_hashed(path, out, sha256, err);
-    }
-    return avi_error_set(err, AVI_ERR_INPUT, "%s: unknown mesh file type (expected a .msh or .obj extension)", path);
 }
 
 /* ---- Unused vertices ---- */

@@ -84,6 +84,18 @@ void avi_checkpoint_path(const char *output_path, char *out, size_t size)
     snprintf(out, size, "%s.ckpt", output_path);
 }
 
+/* The sidecar's name is one of the run's names: here, not in xdmf.c, which
+ * creates its files through this one (no circle). */
+int avi_xdmf_default_path(const char *h5_path, char *out, size_t size)
+{
+    size_t n = strlen(h5_path);
+    if (n >= 3 && !strcmp(h5_path + n - 3, ".h5")) n -= 3;
+    if (n + 5 > size) return AVI_ERR_INPUT;
+    memcpy(out, h5_path, n);
+    memcpy(out + n, ".xmf", 5);
+    return 0;
+}
+
 static int make_names(avi_output_files *f, const char *out, avi_error *err)
 {
     size_t n = strlen(out) + 32;

@@ -64,16 +64,6 @@ static const char TRAILER[] = "  </Grid>\n"
                               "  </Domain>\n"
                               "</Xdmf>\n";
 
-int avi_xdmf_default_path(const char *h5_path, char *out, size_t size)
-{
-    size_t n = strlen(h5_path);
-    if (n >= 3 && !strcmp(h5_path + n - 3, ".h5")) n -= 3;
-    if (n + 5 > size) return AVI_ERR_INPUT;
-    memcpy(out, h5_path, n);
-    memcpy(out + n, ".xmf", 5);
-    return 0;
-}
-
 /* ------------------------------------------------------------ the paths */
 
 /* The resolved directory of `path` into dir (PATH_MAX), its last component

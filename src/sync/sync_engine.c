@@ -260,19 +260,6 @@ int avi_sync_handles_contact(avi_integrator_type type)
     return type == AVI_INTEGRATOR_DCR || type == AVI_INTEGRATOR_SYNC_EXPLICIT || type == AVI_INTEGRATOR_SYNC_IMPLICIT;
 }
 
-int avi_sync_step(avi_engine *e, struct avi_sync *s)
-{
-    switch (s->opt.type) {
-    case AVI_INTEGRATOR_DCR:
-    case AVI_INTEGRATOR_SYNC_EXPLICIT: return avi_sync_step_explicit(e, s);
-    case AVI_INTEGRATOR_SYNC_IMPLICIT:
-    case AVI_INTEGRATOR_SYNC_ROOTFIND: return avi_sync_step_lilyan(e, s);
-    case AVI_INTEGRATOR_EXPLICIT_EULER: return avi_sync_step_explicit_euler(e, s);
-    case AVI_INTEGRATOR_SYNC_EXPLICIT4: return avi_sync_step_explicit4(e, s);
-    default: return avi_sync_step_implicit_euler(e, s);
-    }
-}
-
 static int sync_advance(avi_engine *e, double t_stop)
 {
     struct avi_sync *s = e->sync;

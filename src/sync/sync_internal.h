@@ -124,7 +124,8 @@ int avi_sync_step_explicit4(avi_engine *e, struct avi_sync *s); /* explicit4.c *
 int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s); /* sync-implicit and sync-rootfind */
 int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s);
 int avi_sync_step_implicit_euler(avi_engine *e, struct avi_sync *s);
-/* One step of the integrator s->opt.type (the dcr type: the explicit one). */
+/* One step of the integrator s->opt.type (the dcr type: the explicit one;
+ * sync_step.c). */
 int avi_sync_step(avi_engine *e, struct avi_sync *s);
 /* Whether an integrator resolves contact (with the DCR stage). */
 int avi_sync_handles_contact(avi_integrator_type type);
