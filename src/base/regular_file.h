@@ -1,7 +1,7 @@
 /* Inputs and outputs are regular files: naming the kind of anything else,
  * and opening an input without blocking on a FIFO. */
-#ifndef AVI_IO_REGULAR_FILE_H
-#define AVI_IO_REGULAR_FILE_H
+#ifndef AVI_REGULAR_FILE_H
+#define AVI_REGULAR_FILE_H
 
 #include <stdio.h>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
 /* SHA-256 (OpenSSL's libcrypto) for checkpoint contents and input files. */
-#ifndef AVI_IO_SHA256_H
-#define AVI_IO_SHA256_H
+#ifndef AVI_SHA256_H
+#define AVI_SHA256_H
 
 #include <stddef.h>
 

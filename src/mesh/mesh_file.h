@@ -2,8 +2,8 @@
  * (sha256 may be NULL), so that a checkpoint records exactly what a run
  * read and `avi resume` can tell when a file changed. Otherwise as
  * avi_mesh_read, avi_mesh_read_msh and avi_mesh_read_obj. */
-#ifndef AVI_IO_MESH_FILE_H
-#define AVI_IO_MESH_FILE_H
+#ifndef AVI_MESH_FILE_H
+#define AVI_MESH_FILE_H
 
 #include "avi/mesh.h"
 #include "base/sha256.h"

@@ -9,8 +9,8 @@
  * (AVI_KIND_COUNT) as int64: every value of the row and nothing else, so
  * the row computed in memory and the row read back from the file give the
  * same digest. */
-#ifndef AVI_IO_H5_ROW_DIGEST_H
-#define AVI_IO_H5_ROW_DIGEST_H
+#ifndef AVI_H5_ROW_DIGEST_H
+#define AVI_H5_ROW_DIGEST_H
 
 #include "avi/output.h"
 #include "base/sha256.h"

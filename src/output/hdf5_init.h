@@ -1,7 +1,7 @@
 /* HDF5 set up for avi: every function of the library that calls HDF5 calls
  * avi_hdf5_init() first, on the thread that makes the calls. */
-#ifndef AVI_IO_HDF5_INIT_H
-#define AVI_IO_HDF5_INIT_H
+#ifndef AVI_HDF5_INIT_H
+#define AVI_HDF5_INIT_H
 
 #include <hdf5.h>
 

@@ -1,8 +1,8 @@
 /* Every file avi creates: an output OUT, its XDMF sidecar, its checkpoint,
  * their temporaries, the earlier output set aside by a resume and the lock
  * (the rules are at the top of output_files.c). */
-#ifndef AVI_IO_OUTPUT_FILES_H
-#define AVI_IO_OUTPUT_FILES_H
+#ifndef AVI_OUTPUT_FILES_H
+#define AVI_OUTPUT_FILES_H
 
 #include "avi/scene.h"
 #include "avi/types.h"

@@ -2,8 +2,8 @@
  * whose derived quantities (moduli, vertex masses, stable steps) are not
  * positive normal numbers, and up-front limits on what a run would write
  * and compute. Messages name the scene key to change. */
-#ifndef AVI_IO_SCENE_CHECKS_H
-#define AVI_IO_SCENE_CHECKS_H
+#ifndef AVI_SCENE_CHECKS_H
+#define AVI_SCENE_CHECKS_H
 
 #include "avi/scene.h"
 
