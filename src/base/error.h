@@ -15,7 +15,8 @@ int avi_error_vset(avi_error *err, avi_status status, const char *fmt, va_list a
 
 /* The same after a position: "WHERE: MESSAGE", where WHERE is what the
  * caller names (a file, "file:line", "file: byte N", a key). The whole is
- * cut at the message's size, the position first in. */
+ * cut at the message's size, the position first in. The arguments (not
+ * where) may point into err->message: a message wrapped in a position. */
 int avi_error_set_at(avi_error *err, avi_status status, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int avi_error_vset_at(avi_error *err, avi_status status, const char *where, const char *fmt, va_list ap);

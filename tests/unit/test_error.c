@@ -1,7 +1,8 @@
 /* The error helpers (src/base/error.c): "WHERE: MESSAGE" and
  * "PATH:LINE: MESSAGE" formatted as the modules' messages read, a detail
  * appended only while it fits, long messages cut at the message's size
- * with the position kept, and a NULL error only returning the status. */
+ * with the position kept, another message of the same error wrapped, and
+ * a NULL error only returning the status. */
 #include <check.h>
 #include <stdarg.h>
 #include <string.h>
@@ -34,6 +35,14 @@ START_TEST(test_error_format)
 
     ck_assert_int_eq(line_fail(&e, "m.msh", 17, "bad node tag '%s'", "-2"), AVI_ERR_INPUT);
     ck_assert_str_eq(e.message, "m.msh:17: bad node tag '-2'");
+
+    /* Another module's message, in the same error, wrapped in a position. */
+    avi_error_set(&e, AVI_ERR_INPUT, "mesh.msh:7: bad node tag '0'");
+    avi_error_set_at(&e, AVI_ERR_INPUT, "scene.yaml:4: bodies.0.mesh", "%s", e.message);
+    ck_assert_str_eq(e.message, "scene.yaml:4: bodies.0.mesh: mesh.msh:7: bad node tag '0'");
+    avi_error_append(&e, " (%s)", e.message);
+    ck_assert_str_eq(e.message, "scene.yaml:4: bodies.0.mesh: mesh.msh:7: bad node tag '0' "
+                                "(scene.yaml:4: bodies.0.mesh: mesh.msh:7: bad node tag '0')");
 
     /* A detail after a message that fits. */
     avi_error_set_at(&e, AVI_ERR_RUN, "out.h5", "writing frame %d failed", 3);
