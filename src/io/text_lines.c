@@ -12,12 +12,11 @@
 /* "path:line: message" */
 int avi_text_fail_at(avi_text *t, size_t line, const char *fmt, ...)
 {
-    char msg[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = avi_error_vset_line(t->err, AVI_ERR_INPUT, t->path, line, fmt, ap);
     va_end(ap);
-    return avi_error_set(t->err, AVI_ERR_INPUT, "%s:%zu: %s", t->path, line, msg);
+    return rc;
 }
 
 int avi_text_load(avi_text *t, const char *path, avi_error *err)
