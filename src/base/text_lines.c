@@ -2,6 +2,7 @@
  * and OBJ readers. */
 #include "base/text_lines.h"
 #include "base/regular_file.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,12 +13,11 @@
 /* "path:line: message" */
 int avi_text_fail_at(avi_text *t, size_t line, const char *fmt, ...)
 {
-    char msg[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = avi_error_vset_line(t->err, AVI_ERR_INPUT, t->path, line, fmt, ap);
     va_end(ap);
-    return avi_error_set(t->err, AVI_ERR_INPUT, "%s:%zu: %s", t->path, line, msg);
+    return rc;
 }
 
 int avi_text_load(avi_text *t, const char *path, avi_error *err)
@@ -31,15 +31,10 @@ int avi_text_load(avi_text *t, const char *path, avi_error *err)
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
-        if (n + 1 >= cap) {
-            char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
+        if (AVI_GROW(buf, cap, n + 2, 1 << 16)) { /* room for a byte and the NUL */
+            free(buf);
+            buf = NULL;
+            break;
         }
         size_t got = fread(buf + n, 1, cap - 1 - n, f);
         n += got;

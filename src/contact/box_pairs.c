@@ -1,6 +1,7 @@
 /* Overlapping box pairs by a uniform grid; see the header. */
 #include "contact/box_pairs.h"
 #include "contact/broad_phase.h"
+#include "base/grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,13 +64,7 @@ static int pairs_in_cell(const grid *g, const double (*box)[6], const entry *e, 
             int64_t c[3];
             for (int k = 0; k < 3; k++) c[k] = cell_of(g, fmax(a[k], b[k]), k);
             if (avi_cell_key(c[0], c[1], c[2]) != e[s].key) continue;
-            if (*n == *cap) {
-                size_t cap2 = *cap ? 2 * *cap : 1024;
-                avi_box_pair *p = realloc(*out, cap2 * sizeof *p);
-                if (!p) return -1;
-                *out = p;
-                *cap = cap2;
-            }
+            if (AVI_GROW(*out, *cap, *n + 1, 1024)) return -1;
             uint32_t x = e[i].item, y = e[j].item;
             (*out)[(*n)++] = (avi_box_pair){x < y ? x : y, x < y ? y : x};
         }

@@ -1,4 +1,5 @@
 #include "contact/broad_phase.h"
+#include "base/grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,18 +23,6 @@ struct avi_cell_range {
 
 static inline int64_t cell_of(double c, double h) { return (int64_t)floor(c / h); }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 void avi_broad_phase_free(avi_broad_phase *bp)
 {
     free(bp->entries);
@@ -47,7 +36,7 @@ void avi_broad_phase_free(avi_broad_phase *bp)
 
 static int emit(avi_broad_phase *bp, size_t *n, uint32_t a, uint32_t b)
 {
-    if (reserve((void **)&bp->out, &bp->cap_out, *n + 1, sizeof *bp->out)) return -1;
+    if (AVI_GROW(bp->out, bp->cap_out, *n + 1, 1024)) return -1;
     bp->out[*n].a = a;
     bp->out[*n].b = b;
     (*n)++;
@@ -58,8 +47,7 @@ static int emit(avi_broad_phase *bp, size_t *n, uint32_t a, uint32_t b)
 static entry *entries(avi_broad_phase *bp, size_t need)
 {
     size_t cap = bp->cap_entries, cap_spare = bp->cap_entries;
-    if (reserve((void **)&bp->entries, &cap, need, sizeof *bp->entries) ||
-        reserve((void **)&bp->spare, &cap_spare, need, sizeof *bp->spare))
+    if (AVI_GROW(bp->entries, cap, need, 1024) || AVI_GROW(bp->spare, cap_spare, need, 1024))
         return NULL;
     bp->cap_entries = cap; /* both grew alike */
     return bp->entries;
@@ -122,7 +110,7 @@ static int index_cells(avi_broad_phase *bp, const entry *pe, size_t n)
     int bits = 4;
     while (((size_t)1 << bits) < 2 * n) bits++;
     size_t size = (size_t)1 << bits;
-    if (reserve((void **)&bp->cells, &bp->cap_cells, size, sizeof *bp->cells)) return -1;
+    if (AVI_GROW(bp->cells, bp->cap_cells, size, 1024)) return -1;
     memset(bp->cells, 0, size * sizeof *bp->cells);
     for (size_t a = 0; a < n;) {
         size_t b = a + 1;
@@ -186,7 +174,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
                         double r, double h)
 {
     /* Boxes grown by r / 2 each overlap when the edges' boxes are within r. */
-    if (reserve((void **)&bp->box, &bp->cap_box, nedges ? nedges : 1, sizeof *bp->box)) return -1;
+    if (AVI_GROW(bp->box, bp->cap_box, nedges ? nedges : 1, 1024)) return -1;
     size_t count = 0;
     for (size_t e = 0; e < nedges; e++) {
         double *b = bp->box[e];
@@ -212,7 +200,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
     for (size_t s = 0; s < count;) {
         size_t t = s;
         while (t < count && pe[t].key == pe[s].key) t++;
-        if (reserve((void **)&bp->run, &bp->cap_run, t - s, sizeof *bp->run)) return -1;
+        if (AVI_GROW(bp->run, bp->cap_run, t - s, 1024)) return -1;
         struct avi_cell_edge *run = bp->run;
         for (size_t a = s; a < t; a++) {
             uint32_t e = pe[a].item;

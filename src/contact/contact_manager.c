@@ -3,6 +3,7 @@
 #include "contact/contact_manager.h"
 #include "contact/contact_friction.h"
 #include "base/error.h"
+#include "base/grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,13 +193,7 @@ static long stencil_find(avi_contact_manager *cm, uint8_t type, uint32_t a, uint
         if (s->type == type && s->a == a && s->b == b) return (long)cm->hash[k] - 1;
         k = (k + 1) & (cm->hash_cap - 1);
     }
-    if (cm->nst == cm->cap_st) {
-        size_t c = cm->cap_st ? 2 * cm->cap_st : 256;
-        avi_contact_stencil *st = realloc(cm->st, c * sizeof *st);
-        if (!st) return -1;
-        cm->st = st;
-        cm->cap_st = c;
-    }
+    if (AVI_GROW(cm->st, cm->cap_st, cm->nst + 1, 256)) return -1;
     avi_contact_stencil *s = &cm->st[cm->nst];
     memset(s, 0, sizeof *s);
     s->type = type;
@@ -330,13 +325,7 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
         slot = cm->free_slot;
         cm->free_slot = cm->pot[slot].prev;
     } else {
-        if (cm->npot == cm->cap_pot) {
-            size_t c = cm->cap_pot ? 2 * cm->cap_pot : 256;
-            avi_contact_potential *p = realloc(cm->pot, c * sizeof *p);
-            if (!p) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
-            cm->pot = p;
-            cm->cap_pot = c;
-        }
+        if (AVI_GROW(cm->pot, cm->cap_pot, cm->npot + 1, 256)) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
         if (cm->npot > AVI_ID_MAX_INDEX) return avi_engine_fail(e, AVI_ERR_RUN, "too many contact potentials");
         slot = (uint32_t)cm->npot++;
     }

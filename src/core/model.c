@@ -1,6 +1,7 @@
 /* Building a model: vertices, bodies, potentials, lumped masses. */
 #include "core/model_internal.h"
 #include "base/error.h"
+#include "base/grow.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -67,18 +68,9 @@ void avi_model_destroy(avi_model *m)
 
 const avi_error *avi_model_error(const avi_model *m) { return &m->err; }
 
-/* Grows *arr (element size `size`) to hold at least `need` elements. */
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *p = realloc(*arr, c * size);
-    if (!p) return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
+/* Grows *arr (element size `size`) to hold at least `need` elements; the
+ * model's arrays start at 64. */
+static int grow(void **arr, size_t *cap, size_t need, size_t size) { return avi_grow(arr, cap, need, size, 64); }
 
 static int oom(avi_model *m) { return avi_model_fail(m, AVI_ERR_RUN, "out of memory"); }
 

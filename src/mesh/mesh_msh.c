@@ -9,6 +9,7 @@
 #include "avi/mesh.h"
 #include "mesh/mesh_file.h"
 #include "base/text_lines.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -62,19 +63,6 @@ static int parse_u64(const char *s, uint64_t *v)
 /* Clamped line number for the validator's 32-bit line arrays. */
 static uint32_t line32(size_t line) { return line > UINT32_MAX ? UINT32_MAX : (uint32_t)line; }
 
-/* Grows *p (elements of `size` bytes, capacity *cap) to hold n + 1. */
-static int reserve(void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap) return 1;
-    size_t c = *cap ? *cap * 2 : 256;
-    if (c > SIZE_MAX / size) return 0;
-    void *q = realloc(*p, c * size);
-    if (!q) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
 /* ---- Gmsh ---- */
 
 #define EMPTY UINT32_MAX
@@ -126,13 +114,18 @@ static void msh_free(msh *r)
 static int msh_fail(msh *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int msh_fail(msh *r, const char *fmt, ...)
 {
-    char msg[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc;
+    if (r->in_data) {
+        char at[sizeof r->t.err->message];
+        snprintf(at, sizeof at, "%s: byte %zu", r->t.path, r->t.pos);
+        rc = avi_error_vset_at(r->t.err, AVI_ERR_INPUT, at, fmt, ap);
+    } else {
+        rc = avi_error_vset_line(r->t.err, AVI_ERR_INPUT, r->t.path, r->t.line, fmt, ap);
+    }
     va_end(ap);
-    if (!r->in_data) return avi_text_fail_at(&r->t, r->t.line, "%s", msg);
-    return avi_error_set(r->t.err, AVI_ERR_INPUT, "%s: byte %zu: %s", r->t.path, r->t.pos, msg);
+    return rc;
 }
 
 static int oom(msh *r) { return avi_error_set(r->t.err, AVI_ERR_RUN, "%s: out of memory", r->t.path); }
@@ -215,9 +208,9 @@ static int parse_node_tag(msh *r, const char *s, uint64_t *tag)
 static int push_node(msh *r, uint64_t tag)
 {
     if (r->nn >= UINT32_MAX - 1) return avi_text_fail_at(&r->t, r->t.line, "too many nodes for 32-bit indices");
-    if (!reserve((void **)&r->x, &r->cap_x, r->nn, sizeof *r->x) ||
-        !reserve((void **)&r->tag, &r->cap_tag, r->nn, sizeof *r->tag) ||
-        !reserve((void **)&r->node_line, &r->cap_nl, r->nn, sizeof *r->node_line))
+    if (AVI_GROW(r->x, r->cap_x, r->nn + 1, 256) ||
+        AVI_GROW(r->tag, r->cap_tag, r->nn + 1, 256) ||
+        AVI_GROW(r->node_line, r->cap_nl, r->nn + 1, 256))
         return oom(r);
     r->tag[r->nn] = tag;
     r->node_line[r->nn] = line32(r->t.line);
@@ -347,14 +340,14 @@ static int add_cell(msh *r, int type, const char *elem, const uint64_t *tags)
                                     (unsigned long long)tags[k]);
     }
     if (type == 2) {
-        if (!reserve((void **)&r->tri, &r->cap_t, r->nt, sizeof *r->tri) ||
-            !reserve((void **)&r->tri_line, &r->cap_tl, r->nt, sizeof *r->tri_line))
+        if (AVI_GROW(r->tri, r->cap_t, r->nt + 1, 256) ||
+            AVI_GROW(r->tri_line, r->cap_tl, r->nt + 1, 256))
             return oom(r);
         memcpy(r->tri[r->nt], v, sizeof r->tri[r->nt]);
         r->tri_line[r->nt++] = line32(r->t.line);
     } else {
-        if (!reserve((void **)&r->tet, &r->cap_k, r->nk, sizeof *r->tet) ||
-            !reserve((void **)&r->tet_line, &r->cap_kl, r->nk, sizeof *r->tet_line))
+        if (AVI_GROW(r->tet, r->cap_k, r->nk + 1, 256) ||
+            AVI_GROW(r->tet_line, r->cap_kl, r->nk + 1, 256))
             return oom(r);
         memcpy(r->tet[r->nk], v, sizeof r->tet[r->nk]);
         r->tet_line[r->nk++] = line32(r->t.line);

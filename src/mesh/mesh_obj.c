@@ -5,6 +5,7 @@
 #include "avi/mesh.h"
 #include "mesh/mesh_file.h"
 #include "base/text_lines.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,19 +29,6 @@ static const char *excerpt(const char *s, char out[48])
 
 /* Clamped line number for the validator's 32-bit line arrays. */
 static uint32_t line32(size_t line) { return line > UINT32_MAX ? UINT32_MAX : (uint32_t)line; }
-
-/* Grows *p (elements of `size` bytes, capacity *cap) to hold n + 1. */
-static int reserve(void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap) return 1;
-    size_t c = *cap ? *cap * 2 : 256;
-    if (c > SIZE_MAX / size) return 0;
-    void *q = realloc(*p, c * size);
-    if (!q) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
-}
 
 /* ---- Wavefront ---- */
 
@@ -135,7 +123,7 @@ static int read_vertex(obj *r, char *rest)
             if (!isfinite(v)) return avi_text_fail_at(&r->t, r->t.line, "coordinate '%s' is not finite", excerpt(tok, ex));
             if (n == 0) {
                 if (r->nv >= UINT32_MAX - 1) return avi_text_fail_at(&r->t, r->t.line, "too many vertices for 32-bit indices");
-                if (!reserve((void **)&r->x, &r->cap_x, r->nv, sizeof *r->x)) return oom(r);
+                if (AVI_GROW(r->x, r->cap_x, r->nv + 1, 256)) return oom(r);
             }
             r->x[r->nv][n] = v;
         } /* further numbers: w, or a vertex colour; checked, then dropped */
@@ -155,8 +143,8 @@ static int read_face(obj *r, char *rest)
         int rc = face_corner(&r->t, tok, r->nv, &v);
         if (rc) return rc;
         if (n >= 2) {
-            if (!reserve((void **)&r->tri, &r->cap_t, r->nt, sizeof *r->tri) ||
-                !reserve((void **)&r->tri_line, &r->cap_tl, r->nt, sizeof *r->tri_line))
+            if (AVI_GROW(r->tri, r->cap_t, r->nt + 1, 256) ||
+                AVI_GROW(r->tri_line, r->cap_tl, r->nt + 1, 256))
                 return oom(r);
             r->tri[r->nt][0] = first;
             r->tri[r->nt][1] = prev;

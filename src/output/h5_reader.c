@@ -29,16 +29,11 @@ static int rfail(reader *r, avi_status status, const char *fmt, ...)
     char detail[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
     H5Eclear2(H5E_DEFAULT);
-    if (!r->err) return status;
-    char what[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    avi_error_vset_at(r->err, status, r->path, fmt, ap);
     va_end(ap);
-    r->err->status = status;
-    int n = snprintf(r->err->message, sizeof r->err->message, "%s: %s", r->path, what);
-    if (n > 0 && (size_t)n < sizeof r->err->message && detail[0])
-        snprintf(r->err->message + n, sizeof r->err->message - (size_t)n, " (%s)", detail);
+    if (detail[0]) avi_error_append(r->err, " (%s)", detail);
     return status;
 }
 

@@ -3,6 +3,8 @@
 #include "output/hdf5_init.h"
 #include "output/h5_row_digest.h"
 #include "output/output_files.h"
+#include "base/error.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -126,13 +128,6 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
-/* "PATH: WHAT (DETAIL)", truncated to size. */
-static void compose(char *out, size_t size, const char *path, const char *what, const char *detail)
-{
-    int n = snprintf(out, size, "%s: %s", path, what);
-    if (n > 0 && (size_t)n < size && detail[0]) snprintf(out + n, size - (size_t)n, " (%s)", detail);
-}
-
 static void seal(avi_h5_writer *w);
 
 /* Records the first error: "PATH: OPERATION failed (HDF5's innermost
@@ -146,13 +141,11 @@ static int fail(avi_h5_writer *w, avi_status status, const char *fmt, ...)
     if (status != AVI_ERR_INPUT) seal(w);
     if (w->failed) return w->err.status;
     w->failed = 1;
-    w->err.status = status;
-    char what[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    avi_error_vset_at(&w->err, status, w->path, fmt, ap);
     va_end(ap);
-    compose(w->err.message, sizeof w->err.message, w->path, what, d.text);
+    if (d.text[0]) avi_error_append(&w->err, " (%s)", d.text);
     return w->err.status;
 }
 
@@ -904,13 +897,7 @@ int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double
     avi_hdf5_init();
     if (w->failed) return w->err.status;
     if (!x || !v) return fail(w, AVI_ERR_INPUT, "frame %zu has no positions or velocities", w->frames);
-    if (w->frames == w->frame_cap) {
-        size_t cap = w->frame_cap ? 2 * w->frame_cap : 64;
-        double *t = realloc(w->frame_times, cap * sizeof *t);
-        if (!t) return fail(w, AVI_ERR_RUN, "out of memory");
-        w->frame_times = t;
-        w->frame_cap = cap;
-    }
+    if (AVI_GROW(w->frame_times, w->frame_cap, w->frames + 1, 64)) return fail(w, AVI_ERR_RUN, "out of memory");
     size_t f = w->frames;
     for (int b = 0; b < w->body_count; b++) {
         const body_sets *S = &w->sets[b];

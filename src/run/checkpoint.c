@@ -484,12 +484,13 @@ static int missing(const char *path, const char *what, avi_error *err)
 static int implausible(avi_error *err, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int implausible(avi_error *err, const char *path, const char *fmt, ...)
 {
-    char what[400];
+    char at[sizeof err->message];
+    snprintf(at, sizeof at, "%s: implausible checkpoint", path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = avi_error_vset_at(err, AVI_ERR_INPUT, at, fmt, ap);
     va_end(ap);
-    return avi_error_set(err, AVI_ERR_INPUT, "%s: implausible checkpoint: %s", path, what);
+    return rc;
 }
 
 /* Each counter and their total below 2^63: the output stores int64. */

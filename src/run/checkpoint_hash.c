@@ -1,6 +1,7 @@
 /* Content hash of a checkpoint: every dataset by sorted full path (the
  * definition is in src/run/checkpoint.h). */
 #include "run/checkpoint_hash.h"
+#include "base/grow.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,13 +34,7 @@ static herr_t collect(hid_t group, const char *name, const H5L_info_t *info, voi
         snprintf(l->why, l->why_size, "/%s is neither a group nor a dataset", name);
         return -1;
     }
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->paths, cap * sizeof *p);
-        if (!p) return -1;
-        l->paths = p;
-        l->cap = cap;
-    }
+    if (AVI_GROW(l->paths, l->cap, l->count + 1, 64)) return -1;
     size_t n = strlen(name) + 2;
     if (!(l->paths[l->count] = malloc(n))) return -1;
     snprintf(l->paths[l->count++], n, "/%s", name);

@@ -2,6 +2,7 @@
  * (density 1e-308, thickness 1e300, youngs 1e-300 ...) are refused naming
  * the key, instead of failing later as a zero step or a NaN energy. */
 #include "scene/scene_checks.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,15 +13,13 @@ static const char *const keys[4] = {"youngs", "density", "thickness", "stiffness
 
 int avi_scene_check_fail(avi_error *err, const avi_scene *s, const char *fmt, ...)
 {
-    if (!err) return AVI_ERR_INPUT;
-    char msg[420];
+    char at[61]; /* the scene's name, cut to leave room for the message */
+    snprintf(at, sizeof at, "%.60s", s->source);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = avi_error_vset_at(err, AVI_ERR_INPUT, at, fmt, ap);
     va_end(ap);
-    snprintf(err->message, sizeof err->message, "%.60s: %s", s->source, msg);
-    err->status = AVI_ERR_INPUT;
-    return AVI_ERR_INPUT;
+    return rc;
 }
 
 void avi_material_key(const avi_scene_material *mat, const double p[4], char *out, size_t len)

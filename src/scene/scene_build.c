@@ -33,16 +33,12 @@ static int fail(const bctx *c, avi_status status, int line, const char *key, con
 
 static int fail(const bctx *c, avi_status status, int line, const char *key, const char *fmt, ...)
 {
-    char msg[360], at[160];
+    char at[160];
+    where(c, line, key, at, sizeof at);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    avi_error_vset_at(c->err, status, at, fmt, ap);
     va_end(ap);
-    where(c, line, key, at, sizeof at);
-    if (c->err) {
-        snprintf(c->err->message, sizeof c->err->message, "%s: %.340s", at, msg);
-        c->err->status = status;
-    }
     return status;
 }
 

@@ -1,26 +1,15 @@
 /* The engine a scene asks for: its integrator, damping and constraints. */
 #include "sync/sync_internal.h"
+#include "base/error.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int scene_fail(avi_error *err, const avi_scene *sc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int scene_fail(avi_error *err, const avi_scene *sc, const char *fmt, ...)
-{
-    if (!err) return AVI_ERR_INPUT;
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    err->status = AVI_ERR_INPUT;
-    snprintf(err->message, sizeof err->message, "%s: %s", sc->source ? sc->source : "scene", msg);
-    return AVI_ERR_INPUT;
-}
+/* "SCENE: MESSAGE" */
+#define scene_fail(err, sc, ...) \
+    avi_error_set_at((err), AVI_ERR_INPUT, (sc)->source ? (sc)->source : "scene", __VA_ARGS__)
 
 /* Links, spheres and circles (a sphere and a plane) of the particle bodies,
  * in model vertex indices. */

@@ -69,14 +69,14 @@ static int vfail(vctx *c, const ynode *node, const char *path, const char *fmt, 
 
 static int vfail(vctx *c, const ynode *node, const char *path, const char *fmt, ...)
 {
-    char msg[384];
+    char at[sizeof c->err->message];
+    if (node && node->line > 0) snprintf(at, sizeof at, "%s:%d: %s", c->source, node->line, path);
+    else snprintf(at, sizeof at, "%s: %s (--set)", c->source, path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = avi_error_vset_at(c->err, AVI_ERR_INPUT, at, fmt, ap);
     va_end(ap);
-    if (node && node->line > 0)
-        return avi_error_set(c->err, AVI_ERR_INPUT, "%s:%d: %s: %s", c->source, node->line, path, msg);
-    return avi_error_set(c->err, AVI_ERR_INPUT, "%s: %s (--set): %s", c->source, path, msg);
+    return rc;
 }
 
 /* What a node is, for "expected X, got Y". */

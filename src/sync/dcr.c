@@ -53,6 +53,7 @@
 #include "contact/distance_edge_edge.h"
 #include "contact/distance_point_triangle.h"
 #include "sync/sync_internal.h"
+#include "base/grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,13 +173,7 @@ static int cmp_pair(const void *pa, const void *pb)
 
 static int add_pair(struct avi_dcr *d, uint8_t type, const uint32_t v[4])
 {
-    if (d->npair == d->cap_pair) {
-        size_t cap = d->cap_pair ? 2 * d->cap_pair : 256;
-        dcr_pair *p = realloc(d->pair, cap * sizeof *p);
-        if (!p) return -1;
-        d->pair = p;
-        d->cap_pair = cap;
-    }
+    if (AVI_GROW(d->pair, d->cap_pair, d->npair + 1, 256)) return -1;
     dcr_pair *p = &d->pair[d->npair++];
     memset(p, 0, sizeof *p);
     p->type = type;

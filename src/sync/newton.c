@@ -10,18 +10,8 @@
 #include "base/error.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-int avi_sync_fail(avi_engine *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = avi_error_vset(&e->err, AVI_ERR_RUN, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 static inline void gather(const double (*x)[3], const uint32_t *v, int n, double out[][3])
 {

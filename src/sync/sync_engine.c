@@ -55,10 +55,7 @@ avi_sync_options avi_default_sync_options(void)
 
 static avi_engine *fail(avi_error *err, avi_status st, const char *msg)
 {
-    if (err) {
-        err->status = st;
-        snprintf(err->message, sizeof err->message, "%s", msg);
-    }
+    avi_error_set(err, st, "%s", msg);
     return NULL;
 }
 

@@ -170,6 +170,7 @@ int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem
 double avi_sync_potential_energy(const avi_model *m, const double (*x)[3]);
 void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3]);
 
-int avi_sync_fail(avi_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A run error of the engine (AVI_ERR_RUN in e->err). */
+#define avi_sync_fail(e, ...) avi_engine_fail((e), AVI_ERR_RUN, __VA_ARGS__)
 
 #endif
