@@ -36,6 +36,15 @@
  *                 tolerance: synchronous integrators only, > 0, default
  *                 1e-10: Newton's relative residual and constraints'
  *                 |g| / length
+ *                 solver: the Newton integrators only (sync-implicit,
+ *                 sync-rootfind, implicit-euler): cholesky (default,
+ *                 CHOLMOD; LDL^T where the Jacobian is indefinite), cg
+ *                 (Jacobi-preconditioned conjugate gradient, inexact
+ *                 Newton) or lu (sync-rootfind without links or particle
+ *                 constraints: UMFPACK's sparse LU of a Jacobian not
+ *                 assumed symmetric, line search on |r|^2: root finding
+ *                 as a general nonlinear solver does it, bench/README.md
+ *                 "Minimization vs root finding")
  *   time_step     {rule: stability, safety: s}  (the default rule)
  *                 {rule: cfl, delta: d}
  *                 s, d in (0, 1]; defaults from avi_default_time_step()
@@ -222,10 +231,21 @@ typedef enum {
 /* The scene spelling of an integrator type ("sync-implicit"), or NULL. */
 const char *avi_integrator_name(avi_integrator_type type);
 
+/* Linear solver of the Newton steps. */
+typedef enum {
+    AVI_SOLVER_CHOLMOD = 0, /* sparse Cholesky (SuiteSparse CHOLMOD); LDL^T for indefinite root finding */
+    AVI_SOLVER_PCG = 1,     /* Jacobi-preconditioned conjugate gradient, inexact Newton */
+    AVI_SOLVER_LU = 2       /* sync-rootfind only: sparse LU with partial pivoting (SuiteSparse UMFPACK)
+                             * of the Jacobian as a general, unsymmetric matrix, both triangles stored:
+                             * root finding as a general nonlinear-equation solver does it (the
+                             * setting of Kharevych et al. section 5.4); AVI_ERR_INPUT elsewhere */
+} avi_linear_solver;
+
 typedef struct {
     avi_integrator_type type;
     double alpha;     /* sync-implicit */
     double tolerance; /* sync-implicit, sync-rootfind, implicit-euler */
+    avi_linear_solver solver; /* the Newton integrators; scene key integrator.solver */
 } avi_scene_integrator;
 
 typedef enum {

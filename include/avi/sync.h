@@ -59,15 +59,8 @@
 extern "C" {
 #endif
 
-/* Linear solver of the Newton steps. */
-typedef enum {
-    AVI_SOLVER_CHOLMOD = 0, /* sparse Cholesky (SuiteSparse CHOLMOD); LDL^T for indefinite root finding */
-    AVI_SOLVER_PCG = 1,     /* Jacobi-preconditioned conjugate gradient, inexact Newton */
-    AVI_SOLVER_LU = 2       /* sync-rootfind only: sparse LU with partial pivoting (SuiteSparse UMFPACK)
-                             * of the Jacobian as a general, unsymmetric matrix, both triangles stored:
-                             * root finding as a general nonlinear-equation solver does it (the
-                             * setting of Kharevych et al. section 5.4); AVI_ERR_INPUT elsewhere */
-} avi_linear_solver;
+/* avi_linear_solver, the linear solver of the Newton steps, is in avi/scene.h
+ * (the scene key integrator.solver). */
 
 /* Holonomic constraints g(q) = 0 (Kharevych et al. section 3.5), each
  * written as a length so that tolerances are relative to `length`. */

@@ -256,6 +256,10 @@ char *avi_scene_emit(const avi_scene *s)
         sb_printf(&b, ", tolerance: ");
         sb_num(&b, s->integrator.tolerance);
     }
+    /* Written only when chosen, so that the resolved text of every scene
+     * from before the key is unchanged. */
+    if (s->integrator.solver != AVI_SOLVER_CHOLMOD)
+        sb_printf(&b, ", solver: %s", avi_scene_solver_names[s->integrator.solver]);
     const avi_time_step *ts = &s->time_step;
     sb_printf(&b, "}\ntime_step: {rule: %s, ", avi_scene_rule_names[ts->rule]);
     if (ts->rule == AVI_DT_STABILITY) sb_printf(&b, "safety: "), sb_num(&b, ts->safety);

@@ -144,10 +144,19 @@ avi_engine *avi_engine_create_for_scene(const avi_scene *sc, const avi_scene_bod
         }
         return NULL;
     }
+    if (sc->integrator.solver == AVI_SOLVER_LU && nc) {
+        /* newton.c: the constrained solve works on the Schur complement of an SPD matrix */
+        free(c);
+        char key[96];
+        scene_fail(err, sc, "%s: integrator.solver lu does not handle links or particle constraints; use cholesky "
+                            "or cg", first_constraint(sc, key, sizeof key));
+        return NULL;
+    }
     avi_sync_options o = avi_default_sync_options();
     o.type = sc->integrator.type;
     o.alpha = sc->integrator.alpha;
     o.tolerance = sc->integrator.tolerance;
+    o.linear_solver = sc->integrator.solver;
     o.damping = sc->damping;
     o.constraints = c;
     o.constraint_count = nc;

@@ -400,6 +400,7 @@ static int load_integrator(vctx *c, const ynode *root, avi_scene *s)
     s->integrator.type = AVI_INTEGRATOR_AVI;
     s->integrator.alpha = 0.5;
     s->integrator.tolerance = 1e-10;
+    s->integrator.solver = AVI_SOLVER_CHOLMOD;
     if (!m) return 0;
     if (check_keys(c, m, "integrator", avi_scene_schema_keys("integrator"))) return AVI_ERR_INPUT;
     /* The names are avi_integrator_name's (sync/engine_create.c, below io). */
@@ -417,6 +418,20 @@ static int load_integrator(vctx *c, const ynode *root, avi_scene *s)
                      integrator_names[t]);
     if (num(c, m, "integrator", "alpha", 0, R_01, &s->integrator.alpha)) return AVI_ERR_INPUT;
     if (num(c, m, "integrator", "tolerance", 0, R_POS, &s->integrator.tolerance)) return AVI_ERR_INPUT;
+    /* Only the Newton integrators solve linear systems; LU is root finding's
+     * general solver (no minimizer's fallback, no Schur complement for
+     * constraints: scene_engine.c refuses those with the key named). */
+    const ynode *sv = map_get(m, "solver");
+    int newton = t == AVI_INTEGRATOR_SYNC_IMPLICIT || t == AVI_INTEGRATOR_SYNC_ROOTFIND || t == AVI_INTEGRATOR_IMPLICIT_EULER;
+    if (sv && !newton)
+        return vfail(c, sv, "integrator.solver", "only used by sync-implicit, sync-rootfind and implicit-euler, not %s",
+                     integrator_names[t]);
+    int solver = AVI_SOLVER_CHOLMOD;
+    if (choice(c, m, "integrator", "solver", 0, avi_scene_solver_names, AVI_SCENE_SOLVER_COUNT, "linear solver", &solver))
+        return AVI_ERR_INPUT;
+    if (solver == AVI_SOLVER_LU && t != AVI_INTEGRATOR_SYNC_ROOTFIND)
+        return vfail(c, sv, "integrator.solver", "lu is for sync-rootfind only, not %s", integrator_names[t]);
+    s->integrator.solver = (avi_linear_solver)solver;
     return 0;
 }
 

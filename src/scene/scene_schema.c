@@ -12,7 +12,7 @@ static const struct {
 } schema[] = {
     {"", "name description time integrator time_step materials bodies contact gravity damping output"},
     {"time", "end"},
-    {"integrator", "type alpha tolerance"},
+    {"integrator", "type alpha tolerance solver"},
     {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
     {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
     {"materials", "*"},
@@ -47,3 +47,4 @@ const char *const avi_scene_material_names[AVI_SCENE_MATERIAL_COUNT] = {"shell",
 const char *const avi_scene_bending_names[AVI_SCENE_BENDING_COUNT] = {"none", "hinge", "midedge"};
 /* time_step.rule, indexed by avi_dt_rule (avi/model.h). */
 const char *const avi_scene_rule_names[AVI_SCENE_RULE_COUNT] = {"stability", "cfl", "fixed"};
+const char *const avi_scene_solver_names[AVI_SCENE_SOLVER_COUNT] = {"cholesky", "cg", "lu"};

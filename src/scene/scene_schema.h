@@ -14,11 +14,14 @@ const char *avi_scene_schema_keys(const char *context);
 #define AVI_SCENE_MATERIAL_COUNT 4
 #define AVI_SCENE_BENDING_COUNT 3
 #define AVI_SCENE_RULE_COUNT 3
+#define AVI_SCENE_SOLVER_COUNT 3
 /* materials.<m>.model, indexed by avi_material_model (avi/scene.h). */
 extern const char *const avi_scene_material_names[AVI_SCENE_MATERIAL_COUNT];
 /* materials.<m>.bending, indexed by avi_bending (avi/model.h). */
 extern const char *const avi_scene_bending_names[AVI_SCENE_BENDING_COUNT];
 /* time_step.rule, indexed by avi_dt_rule (avi/model.h). */
 extern const char *const avi_scene_rule_names[AVI_SCENE_RULE_COUNT];
+/* integrator.solver, indexed by avi_linear_solver (avi/scene.h). */
+extern const char *const avi_scene_solver_names[AVI_SCENE_SOLVER_COUNT];
 
 #endif
