@@ -70,14 +70,14 @@ typedef struct {
  * second_form) exactly where cos(alpha) <= 0: 1 + T tan psi <= 0 for an
  * interior edge with |psi| < pi / 2 (cos(theta / 2) > 0 for |theta| < pi),
  * tx <= 0 for a clamped one. The rest (|psi| >= pi / 2, or a wing folded
- * onto its face: theta = pi) takes the angle itself. One libm call (tan psi)
- * and none where the edge has no DOF or is clamped, against atan2, cos and
- * tan before. Shared by the gradients (midedge.c) and the Hessian
- * (midedge_hessian.c) so that all of them form the same bits. */
+ * onto its face: theta = pi) takes the angle itself. One libm call (tan psi),
+ * none where psi = 0 (no DOF) or the edge is clamped. Shared by the
+ * gradients (midedge.c) and the Hessian (midedge_hessian.c) so that all of
+ * them form the same bits. */
 static inline double avi_midedge_tan_alpha(int mode, int sign, double phi, double tx, double ty)
 {
     double psi = sign ? sign * phi : 0.0;
-    if (mode == AVI_MIDEDGE_FREE) return fabs(psi) < 0.5 * M_PI ? tan(psi) : NAN;
+    if (mode == AVI_MIDEDGE_FREE) return fabs(psi) < 0.5 * M_PI ? (psi == 0.0 ? psi : tan(psi)) : NAN;
     if (mode == AVI_MIDEDGE_CLAMPED) return tx > 0.0 ? -ty / tx : tx == 0.0 && ty == 0.0 ? 0.0 : NAN; /* atan2(0, 0) = 0 */
     if (fabs(psi) < 0.5 * M_PI && !(tx < 0.0 && ty == 0.0)) {
         double r = sqrt(tx * tx + ty * ty);
