@@ -6,6 +6,9 @@
 # times; prints each run, then per binary the medians and midedge / hinge
 # (bench/README.md, "Bending models").
 #   bench/midedge_hinge.sh [ROUNDS [AVI...]]   (default 3, build/avi)
+# With SHARE=1 it also times the default run (energy rows every 1 us) and
+# prints the bending model's share of it, (midedge - hinge) / default, as
+# in bench/README.md's "Cost of accuracy".
 set -eu
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -16,9 +19,9 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 declare -A times
 for r in $(seq "$rounds"); do
   for b in "${!bins[@]}"; do
-    for bend in midedge hinge; do
-      t=$( { /usr/bin/time -f %U "${bins[$b]}" run sphere-plate --set output.energy_every=2e-5 \
-               --set "materials.steel.bending=$bend" -o "$out/run.h5" --quiet; } 2>&1 | tail -1)
+    for bend in midedge hinge ${SHARE:+default}; do
+      if [ "$bend" = default ]; then set -- ; else set -- --set output.energy_every=2e-5 --set "materials.steel.bending=$bend"; fi
+      t=$( { /usr/bin/time -f %U "${bins[$b]}" run sphere-plate "$@" -o "$out/run.h5" --quiet; } 2>&1 | tail -1)
       echo "round $r ${bins[$b]} $bend $t"
       times[$b.$bend]="${times[$b.$bend]:-} $t"
     done
@@ -28,4 +31,8 @@ median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print (N
 for b in "${!bins[@]}"; do
   m=$(echo "${times[$b.midedge]}" | median); h=$(echo "${times[$b.hinge]}" | median)
   awk -v b="${bins[$b]}" -v m="$m" -v h="$h" 'BEGIN {printf "%s: midedge %.2f s, hinge %.2f s (medians), midedge / hinge %.2f\n", b, m, h, m / h}'
+  if [ -n "${SHARE:-}" ]; then
+    d=$(echo "${times[$b.default]}" | median)
+    awk -v b="${bins[$b]}" -v m="$m" -v h="$h" -v d="$d" 'BEGIN {printf "%s: default %.2f s, bending model +%.2f s (%.0f %% of default)\n", b, d, m - h, 100 * (m - h) / d}'
+  fi
 done

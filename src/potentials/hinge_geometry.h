@@ -25,7 +25,10 @@ typedef struct {
     double theta;
 } hinge_geom;
 
-static inline void hinge_geometry(hinge_geom *h, const double x[4][3])
+/* Everything but the angle: theta = atan2(*ty, *tx) with tx = n1 . n2 and
+ * ty = (n2 x n1) . e / |e| (midedge.h forms its tangents from them without
+ * the atan2); theta is left NaN. */
+static inline void hinge_frame(hinge_geom *h, const double x[4][3], double *tx, double *ty)
 {
     v3_sub(h->e, x[1], x[0]);
     v3_sub(h->f1, x[2], x[0]);
@@ -37,7 +40,16 @@ static inline void hinge_geometry(hinge_geom *h, const double x[4][3])
     h->nn2 = v3_dot(h->n2, h->n2);
     double c[3];
     v3_cross(c, h->n2, h->n1);
-    double t = atan2(v3_dot(c, h->e) / h->le, v3_dot(h->n1, h->n2));
+    *ty = v3_dot(c, h->e) / h->le;
+    *tx = v3_dot(h->n1, h->n2);
+    h->theta = NAN;
+}
+
+static inline void hinge_geometry(hinge_geom *h, const double x[4][3])
+{
+    double tx, ty;
+    hinge_frame(h, x, &tx, &ty);
+    double t = atan2(ty, tx);
     h->theta = t == -M_PI ? M_PI : t;
 }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 /* II_i and its Jacobian J[i] = dII_i / d(slot, component) at x:
- *   dII_i = 2 sin(alpha_i) dh_i + 2 h_i cos(alpha_i) dalpha_i,
+ *   dII_i = 2 tan(alpha_i) dh_i + 2 h_i (1 + tan^2(alpha_i)) dalpha_i,
  * h_i = |n| / l_i with grad h_i = -nu_i at x_i and (1 - s) nu_i, s nu_i at
  * the edge's ends (s the foot of x_i along the edge), dalpha_i from the
  * hinge-angle gradient (Bridson et al. 2003) and dalpha_i / dphi_e = s_i.
@@ -19,20 +19,16 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
         double hx[4][3];
         for (int k = 0; k < 4; k++) v3_copy(hx[k], q[k]);
         hinge_geom g;
-        hinge_geometry(&g, (const double (*)[3])hx);
-        double phi = p->sign[i] ? x[6 + i][0] : 0.0;
-        double alpha, dth; /* alpha and dalpha / dtheta */
-        switch (p->mode[i]) {
-        case AVI_MIDEDGE_INTERIOR: dth = -0.5; alpha = dth * g.theta + p->sign[i] * phi; break;
-        case AVI_MIDEDGE_CLAMPED: dth = -1.0; alpha = -g.theta; break;
-        default: dth = 0.0; alpha = p->sign[i] * phi; break;
-        }
+        double tx, ty;
+        hinge_frame(&g, (const double (*)[3])hx, &tx, &ty);
+        /* dalpha / dtheta */
+        double dth = p->mode[i] == AVI_MIDEDGE_INTERIOR ? -0.5 : p->mode[i] == AVI_MIDEDGE_CLAMPED ? -1.0 : 0.0;
         double area2 = sqrt(g.nn1), h = area2 / g.le;
         /* f = tan (Chen et al.'s "better bending" form of the director term):
          * it diverges as the director nears the face plane, which keeps an
          * under-resolved fold from passing 90 degrees and a DOF from spinning;
          * past it the form is undefined (NaN: a blow-up naming the element). */
-        double ca = cos(alpha), sa = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
+        double sa = avi_midedge_tan_alpha(p->mode[i], p->sign[i], x[6 + i][0], tx, ty);
         II[i] = 2.0 * h * sa;
         if (!J) continue;
         /* nu_i = t x n_T = (e x n1) / (|e| |n1|). */
@@ -43,7 +39,7 @@ static void second_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
          * the angle gradient (unused there) is not formed. */
         double s[2] = {v3_dot(g.f1, g.e) / (g.le * g.le), 0.0}, gt[4][3] = {{0}};
         if (p->mode[i] != AVI_MIDEDGE_FREE) hinge_theta_gradient(&g, s, gt);
-        double fp = 1.0 / (ca * ca); /* tan' */
+        double fp = 1.0 + sa * sa; /* tan' = 1 / cos^2 */
         double ch = 2.0 * sa, ct = 2.0 * h * fp * dth;
         for (int c = 0; c < 3; c++) {
             J[i][a][c] = ch * (1.0 - s[0]) * nu[c] + ct * gt[0][c];
@@ -147,9 +143,8 @@ void avi_midedge_gradient_scalar(const avi_midedge *p, const double x[AVI_MIDEDG
  * lane does second_form's operations on its edge in the same order
  * (multiply and add apart, as the build contracts nothing), so the result
  * is bitwise avi_midedge_gradient_scalar's (tests/unit/test_midedge_lanes.c).
- * The three hinge angles, cosines and tangents stay libm calls, one per
- * lane, between two vector phases; the sums over the edges run in slot
- * lanes. */
+ * The three tangents (avi_midedge_tan_alpha) are scalar, between two
+ * vector phases; the sums over the edges run in slot lanes. */
 typedef struct {
     __m256d c[3];
 } lanes3;
@@ -237,28 +232,11 @@ static inline __attribute__((always_inline)) void gradient_edges(const avi_mided
         gt3.c[c] = _mm256_andnot_pd(free_m, a3);
     }
 
-    /* Phase 2, per edge: the angle (not for a free edge: unused), alpha,
-     * its cosine and tangent. */
-    double ca[3], sa[3], dth[3], sg[3];
+    /* Phase 2, per edge: tan(alpha) (midedge.h: no angle formed). */
+    double sa[3], dth[3], sg[3];
     for (int i = 0; i < 3; i++) {
-        double ph = p->sign[i] ? phi[i] : 0.0, alpha;
-        switch (p->mode[i]) {
-        case AVI_MIDEDGE_INTERIOR: {
-            double t = atan2(ty[i], tx[i]);
-            dth[i] = -0.5;
-            alpha = dth[i] * (t == -M_PI ? M_PI : t) + p->sign[i] * ph;
-            break;
-        }
-        case AVI_MIDEDGE_CLAMPED: {
-            double t = atan2(ty[i], tx[i]);
-            dth[i] = -1.0;
-            alpha = -(t == -M_PI ? M_PI : t);
-            break;
-        }
-        default: dth[i] = 0.0; alpha = p->sign[i] * ph; break;
-        }
-        ca[i] = cos(alpha);
-        sa[i] = fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
+        dth[i] = p->mode[i] == AVI_MIDEDGE_INTERIOR ? -0.5 : p->mode[i] == AVI_MIDEDGE_CLAMPED ? -1.0 : 0.0;
+        sa[i] = avi_midedge_tan_alpha(p->mode[i], p->sign[i], phi[i], tx[i], ty[i]);
         sg[i] = p->sign[i];
     }
 
@@ -269,8 +247,8 @@ static inline __attribute__((always_inline)) void gradient_edges(const avi_mided
     /* Built from scalars: a vector load of values just stored one by one
      * would miss store forwarding. */
 #define L3_SET(v) _mm256_setr_pd((v)[0], (v)[1], (v)[2], (v)[0])
-    __m256d sav = L3_SET(sa), cav = L3_SET(ca);
-    __m256d fp = _mm256_div_pd(one, _mm256_mul_pd(cav, cav));
+    __m256d sav = L3_SET(sa);
+    __m256d fp = _mm256_add_pd(one, _mm256_mul_pd(sav, sav));
     __m256d ch = _mm256_mul_pd(_mm256_set1_pd(2.0), sav), hfp = _mm256_mul_pd(h2, fp);
     __m256d ct = _mm256_mul_pd(hfp, L3_SET(dth));
     double II[4];

@@ -57,6 +57,39 @@ typedef struct {
     double dt;
 } avi_midedge;
 
+/* tan(alpha_i) of edge i (mode, sign s_i, DOF position phi) from its hinge's
+ * tx = n1 . n2 and ty = (n2 x n1) . e / |e| (hinge_frame), without forming
+ * theta = atan2(ty, tx): with psi = s_i phi, T = tan(theta / 2) and
+ * r = |n1| |n2| = sqrt(tx^2 + ty^2), the half-angle tangent identity
+ *   tan(theta / 2) = ty / (r + tx) = (r - tx) / ty
+ * (the first where tx >= 0, the second where it would cancel) and the
+ * tangent subtraction formula
+ *   tan(psi - theta / 2) = (tan psi - T) / (1 + T tan psi)
+ * (Abramowitz and Stegun 1964, section 4.3); a clamped edge's
+ * tan(-theta) = -ty / tx. The director is past 90 degrees (NaN, as in
+ * second_form) exactly where cos(alpha) <= 0: 1 + T tan psi <= 0 for an
+ * interior edge with |psi| < pi / 2 (cos(theta / 2) > 0 for |theta| < pi),
+ * tx <= 0 for a clamped one. The rest (|psi| >= pi / 2, or a wing folded
+ * onto its face: theta = pi) takes the angle itself. One libm call (tan psi),
+ * none where psi = 0 (no DOF) or the edge is clamped. Shared by the
+ * gradients (midedge.c) and the Hessian (midedge_hessian.c) so that all of
+ * them form the same bits. */
+static inline double avi_midedge_tan_alpha(int mode, int sign, double phi, double tx, double ty)
+{
+    double psi = sign ? sign * phi : 0.0;
+    if (mode == AVI_MIDEDGE_FREE) return fabs(psi) < 0.5 * M_PI ? (psi == 0.0 ? psi : tan(psi)) : NAN;
+    if (mode == AVI_MIDEDGE_CLAMPED) return tx > 0.0 ? -ty / tx : tx == 0.0 && ty == 0.0 ? 0.0 : NAN; /* atan2(0, 0) = 0 */
+    if (fabs(psi) < 0.5 * M_PI && !(tx < 0.0 && ty == 0.0)) {
+        double r = sqrt(tx * tx + ty * ty);
+        /* r = 0 (a wing without area): theta = atan2(0, 0) = 0 */
+        double T = tx >= 0.0 ? (r + tx > 0.0 ? ty / (r + tx) : 0.0) : (r - tx) / ty;
+        double tp = psi == 0.0 ? psi : tan(psi), d = 1.0 + T * tp;
+        return d > 0.0 ? (tp - T) / d : NAN;
+    }
+    double t = atan2(ty, tx), alpha = -0.5 * (t == -M_PI ? M_PI : t) + psi;
+    return fabs(alpha) < 0.5 * M_PI ? tan(alpha) : NAN;
+}
+
 /* Rest data (abar, bbar, Abar D / 2) from rest positions X of the 9 slots
  * (DOF slots at phi = 0); v, mode and sign must be set. Returns 0, or -1
  * when the triangle or a wing across an interior or clamped edge is

@@ -93,13 +93,13 @@ static void altitude_derivatives(const hinge_geom *q, const double x[4][3], doub
         }
 }
 
-/* Edge i's hinge (x_a, x_b, x_i, x_3+i), its angle alpha and dalpha / dtheta
- * (as midedge.c's second form); returns II_i = 2 h tan(alpha). */
+/* Edge i's hinge (x_a, x_b, x_i, x_3+i), T = tan(alpha) and dalpha / dtheta
+ * (as midedge.c's second form); returns II_i = 2 h T. */
 typedef struct {
     int slot[4];
     double hx[4][3];
     hinge_geom g;
-    double h, alpha, dth;
+    double h, T, dth;
 } edge_state;
 
 static double edge_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], int i, edge_state *E)
@@ -109,15 +109,12 @@ static double edge_form(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][
     E->slot[2] = i;
     E->slot[3] = 3 + i;
     for (int k = 0; k < 4; k++) v3_copy(E->hx[k], x[E->slot[k]]);
-    hinge_geometry(&E->g, (const double (*)[3])E->hx);
-    double phi = p->sign[i] ? x[6 + i][0] : 0.0;
-    switch (p->mode[i]) {
-    case AVI_MIDEDGE_INTERIOR: E->dth = -0.5; E->alpha = E->dth * E->g.theta + p->sign[i] * phi; break;
-    case AVI_MIDEDGE_CLAMPED: E->dth = -1.0; E->alpha = -E->g.theta; break;
-    default: E->dth = 0.0; E->alpha = p->sign[i] * phi; break;
-    }
+    double tx, ty;
+    hinge_frame(&E->g, (const double (*)[3])E->hx, &tx, &ty);
+    E->dth = p->mode[i] == AVI_MIDEDGE_INTERIOR ? -0.5 : p->mode[i] == AVI_MIDEDGE_CLAMPED ? -1.0 : 0.0;
+    E->T = avi_midedge_tan_alpha(p->mode[i], p->sign[i], x[6 + i][0], tx, ty);
     E->h = sqrt(E->g.nn1) / E->g.le;
-    return 2.0 * E->h * (fabs(E->alpha) < 0.5 * M_PI ? tan(E->alpha) : NAN);
+    return 2.0 * E->h * E->T;
 }
 
 void avi_midedge_hessian(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double H[N3][N3])
@@ -132,7 +129,7 @@ void avi_midedge_hessian(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS]
     memset(H, 0, N3 * sizeof H[0]);
     for (int i = 0; i < 3; i++) {
         const edge_state *q = &E[i];
-        double h = q->h, T = tan(q->alpha), ca = cos(q->alpha), S = 1.0 / (ca * ca);
+        double h = q->h, T = q->T, S = 1.0 + T * T;
         double gh[9], Hh[9][9], gt[4][3] = {{0}}, Ht[12][12], s[2];
         double ga[N3] = {0}, gh27[N3] = {0}; /* grad alpha, grad h over the 27 coordinates */
         altitude_derivatives(&q->g, (const double (*)[3])q->hx, gh, Hh);
