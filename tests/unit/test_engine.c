@@ -295,16 +295,17 @@ START_TEST(test_sync_explicit_matches_avi)
 }
 END_TEST
 
-/* The one constructor: the options' type selects the integrator (the event
- * queue or a synchronous stepper); the AVI takes the damping and refuses
- * constraints; NULL options is the undamped AVI. */
+/* The one constructor: the options' type selects the integrator's row of
+ * the stepper table (the AVI's event queue or a synchronous stepper); the
+ * AVI takes the damping and refuses constraints; NULL options is the
+ * undamped AVI. */
 START_TEST(test_create_with_selects_the_integrator)
 {
     avi_model *m = small_model(1e-3);
     avi_error err;
     avi_engine *e = avi_engine_create_with(m, NULL, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_null(e->stepper);
+    ck_assert_ptr_eq(e->stepper, &avi_event_stepper);
     ck_assert(e->damping == 0.0);
     avi_engine_destroy(e);
     avi_sync_options o = avi_default_sync_options();
@@ -312,7 +313,7 @@ START_TEST(test_create_with_selects_the_integrator)
     o.damping = 0.25;
     e = avi_engine_create_with(m, &o, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_null(e->stepper);
+    ck_assert_ptr_eq(e->stepper, &avi_event_stepper);
     ck_assert(e->damping == 0.25 && avi_engine_sync_step(e) == 0.0);
     avi_engine_destroy(e);
     const avi_constraint link = {AVI_CONSTRAINT_LINK, 4, 5, 1.0, {0, 0, 0}, {0, 0, 1}};
@@ -324,7 +325,7 @@ START_TEST(test_create_with_selects_the_integrator)
     o = avi_default_sync_options();
     e = avi_engine_create_with(m, &o, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_nonnull(e->stepper);
+    ck_assert(e->stepper != &avi_event_stepper && e->sync);
     ck_assert(avi_engine_sync_step(e) == 1e-3);
     avi_engine_destroy(e);
     avi_model_destroy(m);
