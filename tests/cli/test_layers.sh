@@ -7,9 +7,13 @@
 # symbol that an object of src/<dir> (in the build tree of $AVI) uses and
 # another source file defines must be defined in <dir> or a layer below,
 # whatever header declared it (nm; a self-check plants an upward call).
+# Inside the folders of ACYCLIC the files' calls form no circle either
+# (a.c calls b.c and b.c calls a.c, directly or through others): one is
+# printed file by file (a self-check plants one in core).
 set -u
 cd "$ROOT" || exit 1
 LAYERS=(base potentials core contact sync io run cli)
+ACYCLIC=(base potentials core contact run)
 declare -A rank
 for i in "${!LAYERS[@]}"; do rank[${LAYERS[$i]}]=$i; done
 bad=0; edges=0
@@ -60,6 +64,35 @@ upward() {
             if ((s in owner) && rank[owner[s]] > rank[ul[i]])
               printf "%s: %s calls %s, defined in %s, a layer above it (%s)\n", uf[i], ul[i], s, where[s], layers } }'
 }
+# circles: from symbols lines, one line per call circle among the files of
+# one folder of ACYCLIC ("a.c -> b.c -> a.c: a call circle in DIR").
+circles() {
+  awk -v dirs="${ACYCLIC[*]}" '
+    BEGIN { n = split(dirs, D, " "); for (i = 1; i <= n; i++) acyclic[D[i]] = 1 }
+    $1 == "def" && !($4 in owner) { owner[$4] = $3 }
+    $1 == "use" && ($2 in acyclic) { u++; ul[u] = $2; uf[u] = $3; us[u] = $4 }
+    function dfs(a,    i, b, k, path) {
+      state[a] = 1; stack[++sp] = a; pos[a] = sp
+      for (i = 1; i <= deg[a]; i++) {
+        b = adj[a, i]
+        if (state[b] == 1) {
+          path = ""
+          for (k = pos[b]; k <= sp; k++) path = path stack[k] " -> "
+          printf "%s%s: a call circle in %s (folders without one: %s)\n", path, b, layer[b], dirs
+        } else if (!state[b]) dfs(b)
+      }
+      sp--; state[a] = 2
+    }
+    END {
+      for (i = 1; i <= u; i++) {
+        s = us[i]; a = uf[i]
+        if (!(s in owner) || owner[s] == a) continue
+        split(owner[s], p, "/"); if (p[2] != ul[i] || seen[a, owner[s]]++) continue
+        adj[a, ++deg[a]] = owner[s]; layer[a] = layer[owner[s]] = ul[i]; nodes[a] = 1
+      }
+      for (a in nodes) if (!state[a]) dfs(a)
+    }'
+}
 calls=0
 if [ ${#objs[@]} -gt 0 ]; then
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -76,6 +109,21 @@ if [ ${#objs[@]} -gt 0 ]; then
   upward < "$work/symbols" > "$work/upward"
   cat "$work/upward"
   bad=$((bad + $(wc -l < "$work/upward")))
+  # Self-check: a core file a.c calling b.c, planted a call back from b.c
+  # to a.c, must be reported as a circle.
+  read -r fa fb sym < <(awk '$1 == "def" && !($4 in owner) { owner[$4] = $3 }
+    $1 == "def" && $2 == "core" && !($3 in some) { some[$3] = $4 }
+    $1 == "use" && $2 == "core" { u++; uf[u] = $3; us[u] = $4 }
+    END { for (i = 1; i <= u; i++) { b = owner[us[i]]
+            if (b ~ /^src\/core\// && b != uf[i] && (uf[i] in some)) { print uf[i], b, some[uf[i]]; exit } } }' "$work/symbols")
+  if [ -z "${sym:-}" ]; then echo "layers: no call between two files of src/core to plant a circle on"; bad=$((bad + 1))
+  else
+    { cat "$work/symbols"; echo "use core $fb $sym"; } | circles | grep -qF "$fa -> $fb -> $fa: a call circle in core" ||
+      { echo "layers: self-check: a planted call circle ($fa -> $fb -> $fa) was not reported"; bad=$((bad + 1)); }
+  fi
+  circles < "$work/symbols" > "$work/circles"
+  cat "$work/circles"
+  bad=$((bad + $(wc -l < "$work/circles")))
 fi
-echo "layers: ${#LAYERS[@]} layers (${LAYERS[*]}), $edges includes between source files, $calls undefined symbols in the objects of $B/src, $bad problems"
+echo "layers: ${#LAYERS[@]} layers (${LAYERS[*]}), $edges includes between source files, $calls undefined symbols in the objects of $B/src, no call circle in ${ACYCLIC[*]}, $bad problems"
 [ "$bad" -eq 0 ]
