@@ -614,7 +614,7 @@ static avi_model *contact_pair(void)
 {
     avi_model *m = avi_model_create();
     int b = avi_model_add_body(m, "b");
-    const double X[6][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.2, 0.2, 5e-3}, {0.7, 0.2, 5e-3}, {0.2, 0.7, 5e-3}};
+    const double X[6][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.2, 0.2, 1.5e-3}, {0.7, 0.2, 1.5e-3}, {0.2, 0.7, 1.5e-3}};
     for (int i = 0; i < 6; i++) avi_model_add_vertex(m, b, X[i]);
     for (uint32_t i = 0; i < 3; i++) ck_assert_int_eq(avi_model_pin(m, i), 0);
     const double vel[3] = {0, 0, -0.5};
@@ -636,7 +636,7 @@ static avi_model *contact_pair(void)
 START_TEST(test_engine_state_round_trip)
 {
     round_trip(small, NULL, 0.0205, 0.05); /* the AVI: queue, counters, observers */
-    round_trip(contact_pair, NULL, 9.1e-3, 1.5e-2); /* with the contact manager's state and refinement */
+    round_trip(contact_pair, NULL, 2.6e-3, 4e-3); /* with the contact manager's state and refinement */
     avi_sync_options o = avi_default_sync_options();
     o.h = 1e-3;
     round_trip(small, &o, 0.0205, 0.05); /* sync-explicit: its step count, no clocks */
