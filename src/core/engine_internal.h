@@ -11,6 +11,7 @@
 #include "core/twolevel_queue.h"
 #include "core/model_internal.h"
 #include "core/state_io.h"
+#include "core/engine_state.h"
 #include "core/engine_ops.h"
 #include "core/event_kernels.h"
 
@@ -61,16 +62,9 @@ struct avi_engine {
     avi_error err;
 };
 
-/* The engine's whole checkpoint state through the named-array interface
- * (core/state_io.h; engine_state.c): time, counters, vertex records,
- * observers, then its stepper's (the AVI: queue, contact manager in group
- * "contact", refinement in group "refine"). save 0 or -1; load AVI_OK, or
- * AVI_ERR_INPUT for a missing or implausible value (the io's failed get
- * names a missing one), AVI_ERR_RUN out of memory, with err's message
- * naming what. Between advances only. */
-int avi_engine_save(const avi_engine *e, avi_state_io *io);
-int avi_engine_load(avi_engine *e, avi_state_io *io, avi_error *err);
-/* The AVI row's part of it (engine_state.c). */
+
+/* The AVI row's part of the engine's checkpoint state (engine_state.c,
+ * core/engine_state.h): its save and load in avi_event_stepper. */
 int avi_event_state_save(const avi_engine *e, avi_state_io *io);
 int avi_event_state_load(avi_engine *e, avi_state_io *io, avi_error *err);
 

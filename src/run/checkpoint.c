@@ -3,7 +3,7 @@
 #include "run/checkpoint.h"
 #include "base/error.h"
 #include "io/output_files.h"
-#include "core/engine_internal.h"
+#include "core/engine_state.h"
 #include "run/checkpoint_hash.h"
 #include "run/run_id.h"
 #include "io/hdf5_init.h"
