@@ -14,7 +14,8 @@
  * The contact manager reports omega_v whenever a vertex's layers change
  * (avi_engine_refine); a potential whose level must change is "owned":
  * it leaves its clock group (the group is dissolved at its cursor's next
- * pop) and its events go through avi_refine_event, which changes the level
+ * pop) and its events go through avi_refine_event_begin and _end (around
+ * the engine's application of them, core/engine.c), which change the level
  * at the potential's next event. An AVI admits any sequence of event times
  * per potential (Lew et al. 2003); the impulse weight of an event is
  * (dt_prev + dt_next) / 2 (dt_next / 2 at the first), which is the engine's
@@ -40,7 +41,7 @@
 typedef struct avi_refine {
     size_t offset[AVI_KIND_CONTACT]; /* potential number = offset[kind] + index */
     size_t npot, nv;
-    uint8_t *owned;   /* per potential: its events go through avi_refine_event */
+    uint8_t *owned;   /* per potential: its events go through avi_refine_event_begin/_end */
     uint8_t *level;   /* per potential: level of its present step */
     uint8_t *target;  /* per potential: level its vertices' omegas ask for */
     double *last_touch; /* per potential: last event with layers on a vertex (refined ones) */
