@@ -22,25 +22,6 @@ int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
 }
 #define engine_fail avi_engine_fail /* its name in this file */
 
-/* Queue sizes from the clocks' steps: one clock per group cursor, one per
- * single scheduled potential; contact clocks come and go and are not
- * counted. */
-static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8_t *grouped)
-{
-    const avi_model *m = e->model;
-    const avi_clock_groups *g = &e->groups;
-    memset(stats, 0, sizeof *stats);
-    for (uint32_t k = 0; k < g->ngroup; k++)
-        if (!grouped || grouped[k]) avi_clock_stats_add(stats, g->group[k].dt);
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
-        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
-            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
-            uint32_t gi = avi_group_of(g, avi_event_id((unsigned)k, (uint32_t)i));
-            if (gi == AVI_GROUP_NONE || (grouped && !grouped[gi]))
-                avi_clock_stats_add(stats, avi_model_time_step(m, (avi_kind)k, i));
-        }
-}
-
 /* What an event may touch: vertex records and potential records. */
 static size_t working_set_bytes(const avi_model *m)
 {
@@ -60,11 +41,21 @@ static size_t l2_bytes(void)
     return l2 > 0 ? (size_t)l2 : (size_t)2 << 20;
 }
 
-avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
+static int events_advance(avi_engine *e, double t_stop);
+static void events_destroy(avi_engine *e);
+
+/* The AVI's row of the stepper table (core/engine_ops.h): its state is the
+ * event queue, the contact manager and refinement (engine_state.c saves
+ * them); it has no statistics of a synchronous step and needs no clock
+ * correction beyond the queue's. */
+static avi_engine *events_create(avi_model *m, const avi_sync_options *opt, avi_error *err);
+const avi_stepper_ops avi_event_stepper = {events_create, events_advance, avi_event_state_save, avi_event_state_load,
+                                           events_destroy, NULL, NULL, NULL, NULL};
+
+/* The asynchronous integrator's engine: the event queue with a clock per
+ * potential. */
+static avi_engine *events_create_queue(avi_model *m, avi_error *err)
 {
-    avi_error local;
-    if (!err) err = &local;
-    memset(err, 0, sizeof *err);
     if (!m || !m->finalized) return avi_error_set(err, AVI_ERR_INPUT, "engine needs a finalized model"), NULL;
     size_t counts[AVI_KIND_COUNT];
     for (int k = 0; k < AVI_KIND_COUNT; k++) counts[k] = avi_model_potential_count(m, (avi_kind)k);
@@ -76,11 +67,12 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
     avi_engine *e = calloc(1, sizeof *e);
     if (!e) return avi_error_set(err, AVI_ERR_RUN, "out of memory"), NULL;
     e->model = m;
+    e->stepper = &avi_event_stepper;
     e->beat_left = AVI_HEARTBEAT_PASSES;
     e->min_step = INFINITY; /* no clock: nothing to refuse */
     avi_clock_stats stats;
     if (avi_groups_build(&e->groups, m)) goto oom;
-    queue_stats(e, &stats, NULL);
+    avi_engine_queue_stats(e, &stats, NULL);
     if (avi_tl_init(&e->queue, stats.count, stats.count ? &stats : NULL)) goto oom;
     if (m->has_contact && !(e->contact = m->contact_ops->create(m, err))) {
         avi_engine_destroy(e);
@@ -115,6 +107,22 @@ oom:
     return NULL;
 }
 
+static avi_engine *events_create(avi_model *m, const avi_sync_options *opt, avi_error *err)
+{
+    avi_error local;
+    if (!err) err = &local;
+    memset(err, 0, sizeof *err);
+    if (opt && opt->constraint_count)
+        return avi_error_set(err, AVI_ERR_INPUT, "constraints need a synchronous integrator, not avi"), NULL;
+    avi_engine *e = events_create_queue(m, err);
+    if (e && opt && avi_engine_set_damping(e, opt->damping)) {
+        *err = e->err;
+        avi_engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
 int avi_engine_schedule(avi_engine *e, avi_event ev)
 {
     /* A contact potential's next event (n > 0) must come after the one in
@@ -130,120 +138,19 @@ int avi_engine_schedule(avi_engine *e, avi_event ev)
     return AVI_OK;
 }
 
-size_t avi_engine_queue_size(const avi_engine *e)
+static void events_destroy(avi_engine *e)
 {
-    return avi_tl_size(&e->queue) - e->ncursor + e->ncursor_members;
-}
-
-size_t avi_engine_queue_collect(const avi_engine *e, avi_event *out)
-{
-    size_t nq = avi_tl_size(&e->queue);
-    avi_event *raw = malloc((nq + 1) * sizeof *raw);
-    if (!raw) return 0;
-    size_t got = avi_tl_collect(&e->queue, raw), n = 0;
-    for (size_t i = 0; i < got; i++)
-        if (raw[i].n & AVI_GROUP_CURSOR)
-            n += avi_groups_expand(&e->groups, raw[i], out + n);
-        else
-            out[n++] = raw[i];
-    free(raw);
-    return n;
-}
-
-int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grouped, avi_error *err)
-{
-    const avi_model *m = e->model;
-    avi_clock_groups *g = &e->groups;
-    if (!grouped) avi_groups_free(g);
-    else if (!g->group && avi_groups_build(g, m)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    size_t offset[AVI_KIND_CONTACT], o = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
-        offset[k] = o;
-        o += avi_model_potential_count(m, (avi_kind)k);
-    }
-    uint8_t *seen = calloc(o + 1, 1);
-    uint8_t *consistent = malloc((size_t)g->ngroup + 1);
-    avi_event *first = malloc(((size_t)g->ngroup + 1) * sizeof *first);
-    uint32_t *members = calloc((size_t)g->ngroup + 1, sizeof *members);
-    int rc = AVI_OK;
-    if (!seen || !consistent || !first || !members) {
-        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-        goto done;
-    }
-    memset(consistent, 1, (size_t)g->ngroup + 1);
-    /* Exactly one entry per potential, at a time >= 0, with a step count. */
-    for (size_t i = 0; i < n; i++) {
-        unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
-        uint32_t index = ev[i].id & AVI_ID_INDEX_MASK;
-        if (kind >= AVI_KIND_COUNT || !(ev[i].t >= 0.0) || !isfinite(ev[i].t) || (ev[i].n & AVI_GROUP_CURSOR)) {
-            rc = avi_error_set(err, AVI_ERR_INPUT, "event %zu (id %u, t = %g, n = %u) is not a valid clock", i,
-                               ev[i].id, ev[i].t, ev[i].n);
-            goto done;
-        }
-        if (kind == AVI_KIND_CONTACT) continue; /* the contact manager checks its own */
-        if (index >= avi_model_potential_count(m, (avi_kind)kind) || seen[offset[kind] + index]++) {
-            rc = avi_error_set(err, AVI_ERR_INPUT, "event %zu: %s %u has no potential or a second clock", i,
-                               avi_kind_name((avi_kind)kind), index);
-            goto done;
-        }
-        uint32_t gi = avi_group_of(g, ev[i].id);
-        if (gi == AVI_GROUP_NONE) continue;
-        if (members[gi]++ == 0) first[gi] = ev[i];
-        else if (first[gi].t != ev[i].t || first[gi].n != ev[i].n) consistent[gi] = 0;
-    }
-    /* Every scheduled potential has its clock; a pinned one needs none (a
-     * checkpoint of a build that scheduled them has one: it is dropped). */
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
-        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++)
-            if (!seen[offset[k] + i] && !avi_model_potential_pinned(m, (avi_kind)k, i)) {
-                rc = avi_error_set(err, AVI_ERR_INPUT, "%s %zu has no clock", avi_kind_name((avi_kind)k), i);
-                goto done;
-            }
-    /* A group whose members are not all at one (t, n) (the middle of a
-     * tick) keeps one clock per member. */
-    avi_clock_stats stats;
-    queue_stats(e, &stats, consistent);
-    avi_tl_free(&e->queue);
-    e->ncursor = e->ncursor_members = 0;
-    if (avi_tl_init(&e->queue, n, stats.count ? &stats : NULL)) {
-        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-        goto done;
-    }
-    for (uint32_t k = 0; k < g->ngroup && rc == AVI_OK; k++) {
-        g->group[k].pos = 0;
-        if (!consistent[k] || !members[k]) continue; /* none: dissolved (core/refine.h) */
-        avi_event c = {first[k].t, g->member[g->group[k].first], first[k].n | AVI_GROUP_CURSOR};
-        if (avi_tl_push(&e->queue, c)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-        e->ncursor++;
-        e->ncursor_members += g->group[k].count;
-    }
-    for (size_t i = 0; i < n && rc == AVI_OK; i++) {
-        unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
-        if (kind < AVI_KIND_CONTACT && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
-            continue;
-        uint32_t gi = avi_group_of(g, ev[i].id);
-        if ((gi == AVI_GROUP_NONE || !consistent[gi]) && avi_tl_push(&e->queue, ev[i]))
-            rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    }
-    if (rc == AVI_OK && stats.count && avi_tl_retune(&e->queue, &stats))
-        rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-done:
-    free(seen);
-    free(consistent);
-    free(first);
-    free(members);
-    return rc;
-}
-
-void avi_engine_destroy(avi_engine *e)
-{
-    if (!e) return;
-    if (e->sync) e->stepper->destroy(e->sync);
     if (e->contact) e->model->contact_ops->destroy(e->contact);
     avi_refine_destroy(e->refine);
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
     free(e->tie);
+}
+
+void avi_engine_destroy(avi_engine *e)
+{
+    if (!e) return;
+    if (e->stepper) e->stepper->destroy(e);
     free(e->obs);
     free(e);
 }
@@ -754,7 +661,10 @@ static int run_tie(avi_engine *e, uint64_t *counts)
     return rc;
 }
 
-int avi_engine_apply(avi_engine *e, uint32_t id, double t, double half, double *dt, uint64_t *counts)
+/* One event of elastic or gravity potential id at t with impulse weight
+ * half * dt (dt its model step, returned): drift, gradient, kick, speed
+ * check, blow-up check; counts[kind] grows by one. A refined clock's. */
+static int apply_event(avi_engine *e, uint32_t id, double t, double half, double *dt, uint64_t *counts)
 {
     unsigned kind = id >> AVI_ID_KIND_SHIFT;
     uint32_t i = id & AVI_ID_INDEX_MASK;
@@ -764,6 +674,47 @@ int avi_engine_apply(avi_engine *e, uint32_t id, double t, double half, double *
     counts[kind]++;
     if (e->contact) avi_check_speed(contact_clock(e), e->model->vert, v, n, t);
     return isfinite(sum) ? AVI_OK : blow_up(e, kind, i, t, v, n);
+}
+
+/* The event ev of a potential whose step refinement owns (core/refine.h),
+ * already off the queue: applied with the weight of its old and new steps,
+ * then its next event scheduled. */
+static int refined_event(avi_engine *e, avi_event ev, uint64_t *counts)
+{
+    int level;
+    double dt, half = avi_refine_event_begin(e->refine, e->model, ev, &level);
+    int rc = apply_event(e, ev.id, ev.t, half, &dt, counts);
+    if (rc != AVI_OK) return rc;
+    return avi_engine_schedule(e, avi_refine_event_end(e->refine, ev, level, dt));
+}
+
+/* The queue's top is the cursor of a group that refinement marked to
+ * dissolve: its members become single clocks (one entry each, as
+ * avi_groups_expand gives them). */
+static int dissolve_group(avi_engine *e)
+{
+    avi_clock_groups *g = &e->groups;
+    avi_event cursor;
+    avi_tl_pop(&e->queue, &cursor);
+    uint32_t gi = avi_group_of(g, cursor.id);
+    avi_clock_group *gr = &g->group[gi];
+    avi_event *out = malloc(((size_t)gr->count + 1) * sizeof *out);
+    if (!out) {
+        (void)avi_tl_push(&e->queue, cursor);
+        return engine_fail(e, AVI_ERR_RUN, "out of memory");
+    }
+    size_t n = avi_groups_expand(g, cursor, out);
+    int rc = AVI_OK;
+    for (size_t k = 0; k < n && rc == AVI_OK; k++) {
+        g->group_of[g->offset[out[k].id >> AVI_ID_KIND_SHIFT] + (out[k].id & AVI_ID_INDEX_MASK)] = AVI_GROUP_NONE;
+        rc = avi_engine_schedule(e, out[k]);
+    }
+    free(out);
+    gr->pos = 0;
+    e->ncursor--;
+    e->ncursor_members -= gr->count;
+    avi_refine_dissolved(e->refine, gi);
+    return rc;
 }
 
 /* The heartbeat (avi_engine_set_heartbeat), out of the loop's way. */
@@ -783,9 +734,10 @@ __attribute__((cold, noinline)) static int manager_stalled(avi_engine *e, const 
                        t, sqrt(cm->vcap2));
 }
 
-int avi_engine_advance(avi_engine *e, double t_stop)
+int avi_engine_advance(avi_engine *e, double t_stop) { return e->stepper->advance(e, t_stop); }
+
+static int events_advance(avi_engine *e, double t_stop)
 {
-    if (e->stepper) return e->stepper->advance(e, t_stop);
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
     avi_twolevel_queue *q = &e->queue;
@@ -843,7 +795,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         double dt;
         if (ev.n & AVI_GROUP_CURSOR) {
             if (e->refine && avi_refine_dissolving(e->refine, avi_group_of(groups, ev.id))) {
-                if ((rc = avi_refine_dissolve(e)) != AVI_OK) goto out;
+                if ((rc = dissolve_group(e)) != AVI_OK) goto out;
                 continue;
             }
             /* A group tick: members in id order from the cursor, while no
@@ -897,7 +849,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
         }
         if (e->refine && avi_refine_owns(e->refine, ev.id)) { /* a refined clock (core/refine.h) */
             avi_tl_pop(q, &ev);
-            if ((rc = avi_refine_event(e, ev, counts)) != AVI_OK) goto out;
+            if ((rc = refined_event(e, ev, counts)) != AVI_OK) goto out;
             continue;
         }
         if (prefetch) prefetch_ahead(m, q);
@@ -924,6 +876,25 @@ out:
     e->beat_left = beat;
     for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += counts[k];
     return rc;
+}
+
+int avi_engine_set_damping(avi_engine *e, double kd)
+{
+    if (!(kd >= 0.0) || !isfinite(kd))
+        return engine_fail(e, AVI_ERR_INPUT, "damping must be >= 0 and finite (got %g)", kd);
+    avi_kind undamped = avi_model_undamped_kind(e->model);
+    if (kd > 0.0 && undamped != AVI_KIND_COUNT)
+        return engine_fail(e, AVI_ERR_INPUT, "damping is not implemented for %s potentials (it needs the element's Hessian)",
+                           avi_kind_name(undamped));
+    int rc = e->stepper->set_damping ? e->stepper->set_damping(e, kd) : AVI_OK;
+    if (rc == AVI_OK) e->damping = kd;
+    return rc;
+}
+
+void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
+{
+    if (e->stepper->stats) e->stepper->stats(e, out);
+    else memset(out, 0, sizeof *out);
 }
 
 int avi_engine_add_observer(avi_engine *e, double interval, avi_observer_fn fn, void *user)

@@ -11,7 +11,7 @@
 #include "avi/model.h"
 #include "core/kinds.h"
 
-struct avi_contact_ops; /* core/engine_internal.h */
+struct avi_contact_ops; /* core/engine_ops.h */
 
 /* How many contact stencils the step and stiffness rules assume may press
  * on one vertex at once (the automatic stiffness in model_finalize.c, the

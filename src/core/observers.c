@@ -215,7 +215,7 @@ static void observe_engine_side(const avi_engine *e, double t, avi_observation *
     if (e->contact)
         e->model->contact_ops->observe(e->contact, t, &o->contact, &o->active_contact_potentials, &o->min_contact_distance,
                                        &o->friction_work);
-    else if (e->sync && e->stepper->contact_observe)
+    else if (e->stepper->contact_observe)
         e->stepper->contact_observe(e, t, &o->min_contact_distance, &o->friction_work);
     for (int k = 0; k < AVI_KIND_COUNT; k++) {
         o->events[k] = e->events[k];

@@ -123,7 +123,7 @@ int avi_engine_refine(avi_engine *e, uint32_t vertex, double omega)
     if (AVI_BENCH_NO_REFINE) return AVI_OK;
     if (!e->refine) {
         if (omega == 0.0) return AVI_OK;
-        if (!(e->refine = refine_create(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+        if (!(e->refine = refine_create(e))) return avi_error_set(&e->err, AVI_ERR_RUN, "out of memory");
     }
     avi_refine *r = e->refine;
     if (vertex >= e->model->nv || r->omega[vertex] == omega) return AVI_OK;
@@ -132,15 +132,8 @@ int avi_engine_refine(avi_engine *e, uint32_t vertex, double omega)
     return AVI_OK;
 }
 
-int avi_refine_level(const avi_refine *r, uint32_t id)
+double avi_refine_event_begin(avi_refine *r, const avi_model *m, avi_event ev, int *next_level)
 {
-    if (!r || id >> AVI_ID_KIND_SHIFT >= AVI_KIND_CONTACT) return 0;
-    return r->level[avi_refine_number(r, id)];
-}
-
-int avi_refine_event(avi_engine *e, avi_event ev, uint64_t *counts)
-{
-    avi_refine *r = e->refine;
     size_t p = avi_refine_number(r, ev.id);
     int kp = r->level[p], kt = r->target[p], kn;
     uint64_t n = ev.n;
@@ -150,49 +143,28 @@ int avi_refine_event(avi_engine *e, avi_event ev, uint64_t *counts)
      * vertex spends in the layers is the resonance refinement removes
      * (coarsening at once lost 3e-3 of the energy at 1 m/s,
      * docs/research/contact_energy.md). */
-    if (touched(r, e->model, ev.id)) r->last_touch[p] = ev.t;
-    if (kt < kp && ev.t - r->last_touch[p] < AVI_REFINE_HOLD * avi_model_time_step(e->model, (avi_kind)(ev.id >> AVI_ID_KIND_SHIFT), ev.id & AVI_ID_INDEX_MASK))
+    if (touched(r, m, ev.id)) r->last_touch[p] = ev.t;
+    if (kt < kp && ev.t - r->last_touch[p] < AVI_REFINE_HOLD * avi_model_time_step(m, (avi_kind)(ev.id >> AVI_ID_KIND_SHIFT), ev.id & AVI_ID_INDEX_MASK))
         kt = kp;
     kn = kt;
     /* Coarser only as far as this event's time is a multiple of the step. */
     if (kt < kp)
         for (kn = kp; kn > kt && n % ((uint64_t)1 << (kp - kn + 1)) == 0;) kn--;
-    double half = n == 0 ? 0.5 * ldexp(1.0, -kn) : 0.5 * (ldexp(1.0, -kp) + ldexp(1.0, -kn));
-    double dt;
-    int rc = avi_engine_apply(e, ev.id, ev.t, half, &dt, counts);
-    if (rc != AVI_OK) return rc;
+    *next_level = kn;
+    return n == 0 ? 0.5 * ldexp(1.0, -kn) : 0.5 * (ldexp(1.0, -kp) + ldexp(1.0, -kn));
+}
+
+avi_event avi_refine_event_end(avi_refine *r, avi_event ev, int kn, double dt)
+{
+    size_t p = avi_refine_number(r, ev.id);
+    int kp = r->level[p], kt = r->target[p];
+    uint64_t n = ev.n;
     uint64_t next = (kn >= kp ? n << (kn - kp) : n >> (kp - kn)) + 1;
     if (next >= AVI_GROUP_CURSOR) next = AVI_GROUP_CURSOR; /* avi_engine_schedule reports the overflow */
     if (kn != kp) r->switches++;
     r->level[p] = (uint8_t)kn;
     if (kn == 0 && kt == 0) r->owned[p] = 0; /* back to the coarse clock */
-    return avi_engine_schedule(e, (avi_event){(double)next * ldexp(dt, -kn), ev.id, (uint32_t)next});
-}
-
-int avi_refine_dissolve(avi_engine *e)
-{
-    avi_clock_groups *g = &e->groups;
-    avi_event cursor;
-    avi_tl_pop(&e->queue, &cursor);
-    uint32_t gi = avi_group_of(g, cursor.id);
-    avi_clock_group *gr = &g->group[gi];
-    avi_event *out = malloc(((size_t)gr->count + 1) * sizeof *out);
-    if (!out) {
-        (void)avi_tl_push(&e->queue, cursor);
-        return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
-    }
-    size_t n = avi_groups_expand(g, cursor, out);
-    int rc = AVI_OK;
-    for (size_t k = 0; k < n && rc == AVI_OK; k++) {
-        g->group_of[g->offset[out[k].id >> AVI_ID_KIND_SHIFT] + (out[k].id & AVI_ID_INDEX_MASK)] = AVI_GROUP_NONE;
-        rc = avi_engine_schedule(e, out[k]);
-    }
-    free(out);
-    gr->pos = 0;
-    e->ncursor--;
-    e->ncursor_members -= gr->count;
-    e->refine->dissolve[gi] = 0;
-    return rc;
+    return (avi_event){(double)next * ldexp(dt, -kn), ev.id, (uint32_t)next};
 }
 
 /* ---- checkpoint state ---- */

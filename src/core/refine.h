@@ -14,7 +14,8 @@
  * The contact manager reports omega_v whenever a vertex's layers change
  * (avi_engine_refine); a potential whose level must change is "owned":
  * it leaves its clock group (the group is dissolved at its cursor's next
- * pop) and its events go through avi_refine_event, which changes the level
+ * pop) and its events go through avi_refine_event_begin and _end (around
+ * the engine's application of them, core/engine.c), which change the level
  * at the potential's next event. An AVI admits any sequence of event times
  * per potential (Lew et al. 2003); the impulse weight of an event is
  * (dt_prev + dt_next) / 2 (dt_next / 2 at the first), which is the engine's
@@ -40,7 +41,7 @@
 typedef struct avi_refine {
     size_t offset[AVI_KIND_CONTACT]; /* potential number = offset[kind] + index */
     size_t npot, nv;
-    uint8_t *owned;   /* per potential: its events go through avi_refine_event */
+    uint8_t *owned;   /* per potential: its events go through avi_refine_event_begin/_end */
     uint8_t *level;   /* per potential: level of its present step */
     uint8_t *target;  /* per potential: level its vertices' omegas ask for */
     double *last_touch; /* per potential: last event with layers on a vertex (refined ones) */
@@ -61,14 +62,24 @@ static inline int avi_refine_dissolving(const avi_refine *r, uint32_t group)
     return group < r->ngroup && r->dissolve[group];
 }
 
-/* The event ev of an owned potential, already off the queue: applies it
- * with the weight of its old and new steps and schedules its next event. */
-int avi_refine_event(avi_engine *e, avi_event ev, uint64_t *counts);
-/* The queue's top is the cursor of a group marked to dissolve: its members
- * become single clocks (one entry each, as avi_groups_expand gives them). */
-int avi_refine_dissolve(avi_engine *e);
-/* The level of potential id's present step (0 for contact ids). */
-int avi_refine_level(const avi_refine *r, uint32_t id);
+/* The event ev of an owned potential, in two halves around the engine's
+ * application of it (core/engine.c): begin returns the impulse weight
+ * `half` (of the old and new steps, in units of the model step) and fixes
+ * the level of its next step in *next_level; end, given the model step dt,
+ * records that level and returns the potential's next event (its step
+ * count at AVI_GROUP_CURSOR on overflow, which avi_engine_schedule
+ * reports). */
+double avi_refine_event_begin(avi_refine *r, const avi_model *m, avi_event ev, int *next_level);
+avi_event avi_refine_event_end(avi_refine *r, avi_event ev, int next_level, double dt);
+/* Group gi's cursor has been expanded into single clocks. */
+static inline void avi_refine_dissolved(avi_refine *r, uint32_t gi) { r->dissolve[gi] = 0; }
+/* The level of potential id's present step (0 for contact ids, or
+ * without refinement). */
+static inline int avi_refine_level(const avi_refine *r, uint32_t id)
+{
+    if (!r || id >> AVI_ID_KIND_SHIFT >= AVI_KIND_CONTACT) return 0;
+    return r->level[r->offset[id >> AVI_ID_KIND_SHIFT] + (id & AVI_ID_INDEX_MASK)];
+}
 void avi_refine_destroy(avi_refine *r);
 
 /* Checkpoint state (core/state_io.h): every vertex's omega and every

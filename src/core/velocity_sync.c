@@ -183,9 +183,9 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     o->failed = 0;
     o->sync_t = o->sync_h = 0.0;
     o->sync_n = 0;
-    if (e->sync) {
+    if (e->stepper->owed_clock) {
         /* One clock for every potential (no contact: refused by sync). */
-        if (e->stepper->owed_clock) e->stepper->owed_clock(e, &o->sync_t, &o->sync_n, &o->sync_h);
+        e->stepper->owed_clock(e, &o->sync_t, &o->sync_n, &o->sync_h);
         return 0;
     }
     size_t nq = avi_engine_queue_size(e);

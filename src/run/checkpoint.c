@@ -3,8 +3,7 @@
 #include "run/checkpoint.h"
 #include "base/error.h"
 #include "output/output_files.h"
-#include "core/engine_internal.h"
-#include "core/refine.h"
+#include "core/engine_state.h"
 #include "run/checkpoint_hash.h"
 #include "run/run_id.h"
 #include "output/hdf5_init.h"
@@ -23,8 +22,6 @@
 #define FORMAT_NAME "avi-checkpoint"
 #define FORMAT_VERSION 3 /* 2: content hash and input files; 3: the output's run id, rows, frames, last row */
 #define HASH_ATTR "content_sha256"
-/* Counters are stored as int64 in the output. */
-#define COUNTER_LIMIT (UINT64_C(1) << 63)
 
 /* ---- small HDF5 helpers: every one returns 0 or -1 ---- */
 
@@ -213,10 +210,12 @@ static int read_inputs(hid_t f, avi_input_files *out)
 
 /* ---- the modules' state (core/state_io.h) as datasets of a group ---- */
 
-typedef struct {
+typedef struct h5_state {
     avi_state_io io;
     hid_t loc;
-    const char *missing; /* the first array asked for and not there */
+    struct h5_state *parent; /* a group's: the io it was opened from */
+    char prefix[64];         /* a group's: "name/" */
+    char missing[160];       /* the first array asked for and not there ("" none) */
 } h5_state;
 
 static hid_t h5_type(avi_state_type t)
@@ -229,17 +228,28 @@ static hid_t h5_type(avi_state_type t)
     }
 }
 
+static void note_missing(h5_state *h, const char *name)
+{
+    if (!h->missing[0]) snprintf(h->missing, sizeof h->missing, "%s%s", h->prefix, name);
+}
+
 static int state_put(avi_state_io *io, const char *name, avi_state_type type, size_t n, size_t width,
                      const void *data)
 {
     return put1(((h5_state *)io)->loc, name, h5_type(type), n, width, data);
 }
 
+static int state_put_columns(avi_state_io *io, const char *name, avi_state_type type, size_t n, size_t width,
+                             const void *rows, size_t stride, size_t col)
+{
+    return put_columns(((h5_state *)io)->loc, name, h5_type(type), n, width, rows, stride, col);
+}
+
 static long state_count(avi_state_io *io, const char *name)
 {
     h5_state *h = (h5_state *)io;
     long n = count(h->loc, name);
-    if (n < 0 && !h->missing) h->missing = name;
+    if (n < 0) note_missing(h, name);
     return n;
 }
 
@@ -247,36 +257,58 @@ static int state_get(avi_state_io *io, const char *name, avi_state_type type, si
 {
     h5_state *h = (h5_state *)io;
     int rc = get(h->loc, name, h5_type(type), n, data);
-    if (rc && !h->missing) h->missing = name;
+    if (rc) note_missing(h, name);
     return rc;
 }
 
-static h5_state state_at(hid_t loc) { return (h5_state){{state_put, state_count, state_get}, loc, NULL}; }
+static int state_group(avi_state_io *io, const char *name, avi_state_group_mode mode, avi_state_io **sub);
+static void state_close(avi_state_io *sub, int failed);
 
-/* The contact manager's state in the group "contact", a stepper's at the
- * root. */
-static int write_modules(hid_t f, const avi_engine *e)
+static h5_state state_at(hid_t loc)
 {
-    h5_state root = state_at(f);
-    if (e->stepper && e->stepper->save(e->sync, &root.io)) return -1;
-    if (!e->contact) return 0;
-    hid_t g = H5Gcreate2(f, "contact", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (g < 0) return -1;
-    h5_state hs = state_at(g);
-    int rc = e->model->contact_ops->save(e->contact, &hs.io);
-    H5Gclose(g);
-    if (rc || !e->refine) return rc ? -1 : 0;
-    if ((g = H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) return -1;
-    hs = state_at(g);
-    rc = avi_refine_save(e->refine, &hs.io);
-    H5Gclose(g);
-    return rc ? -1 : 0;
+    return (h5_state){{state_put, state_count, state_get, state_put_columns, state_group, state_close}, loc, NULL, "", ""};
+}
+
+static int state_group(avi_state_io *io, const char *name, avi_state_group_mode mode, avi_state_io **sub)
+{
+    h5_state *h = (h5_state *)io;
+    *sub = NULL;
+    if (mode == AVI_STATE_OPEN_IF_PRESENT) {
+        htri_t there = H5Lexists(h->loc, name, H5P_DEFAULT);
+        if (there == 0) return 0;
+        if (there < 0) return -1;
+    }
+    hid_t g = mode == AVI_STATE_CREATE ? H5Gcreate2(h->loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                                       : H5Gopen2(h->loc, name, H5P_DEFAULT);
+    h5_state *s = g < 0 ? NULL : malloc(sizeof *s);
+    if (!s) {
+        if (g >= 0) H5Gclose(g);
+        else if (mode != AVI_STATE_CREATE) note_missing(h, name);
+        return -1;
+    }
+    *s = state_at(g);
+    s->parent = h;
+    if (snprintf(s->prefix, sizeof s->prefix, "%s%s/", h->prefix, name) >= (int)sizeof s->prefix) {
+        H5Gclose(g);
+        free(s);
+        return -1; /* the modules' group names are short */
+    }
+    *sub = &s->io;
+    return 0;
+}
+
+/* A failed load's missing array is the parent's too. */
+static void state_close(avi_state_io *sub, int failed)
+{
+    h5_state *s = (h5_state *)sub;
+    if (!s) return;
+    if (failed && s->missing[0] && !s->parent->missing[0]) memcpy(s->parent->missing, s->missing, sizeof s->missing);
+    H5Gclose(s->loc);
+    free(s);
 }
 
 static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *info)
 {
-    const avi_model *m = e->model;
-    size_t nv = avi_model_record_count(m), nq = avi_engine_queue_size(e); /* with edge DOFs */
     int rc = put_attr_text(f, "format", FORMAT_NAME);
     int version = FORMAT_VERSION;
     hid_t a_space = H5Screate(H5S_SCALAR);
@@ -294,51 +326,9 @@ static int write_state(hid_t f, const avi_engine *e, const avi_checkpoint_info *
     if (put_text(f, "output_run_id", info->run_id) || put1(f, "output_counts", H5T_NATIVE_UINT64, 2, 1, out_counts) ||
         put1(f, "output_last_row_sha256", H5T_NATIVE_UINT8, 32, 1, info->last_row_sha256))
         return -1;
-    if (put1(f, "time", H5T_NATIVE_DOUBLE, 1, 1, &e->time)) return -1;
-    uint64_t counts[2] = {nv, (uint64_t)AVI_KIND_COUNT};
-    if (put1(f, "sizes", H5T_NATIVE_UINT64, 2, 1, counts)) return -1;
-    if (put1(f, "events", H5T_NATIVE_UINT64, AVI_KIND_COUNT, 1, e->events)) return -1;
-
-    double *buf = malloc((3 * nv + 1) * sizeof *buf);
-    if (!buf) rc = -1;
-    for (int field = 0; field < 3 && !rc; field++) {
-        static const char *names[3] = {"vertex_position", "vertex_velocity", "vertex_drift_time"};
-        int w = field == 2 ? 1 : 3;
-        for (size_t i = 0; i < nv; i++)
-            for (int c = 0; c < w; c++)
-                buf[i * w + c] = field == 0 ? m->vert[i].x[c] : field == 1 ? m->vert[i].v[c] : m->vert[i].tau;
-        rc = put1(f, names[field], H5T_NATIVE_DOUBLE, nv, (size_t)w, buf);
-    }
-    free(buf); /* before the queue's table: not both at once */
-    /* One entry per clock (group cursors expanded), in storage order;
-     * restoring loads them back, and the pop order depends only on
-     * (time, id). */
-    avi_event *ev = malloc((nq + 1) * sizeof *ev);
-    if (!ev) rc = -1;
-    if (!rc && avi_engine_queue_collect(e, ev) != nq) rc = -1;
-    /* Written from the entries themselves: (t) and (id, n) columns. */
-    _Static_assert(sizeof(avi_event) == 16 && offsetof(avi_event, id) == 8 && offsetof(avi_event, n) == 12,
-                   "avi_event is read as 2 doubles or 4 uint32 a row");
-    if (!rc)
-        rc = put_columns(f, "queue_time", H5T_NATIVE_DOUBLE, nq, 1, ev, 2, 0) ||
-             put_columns(f, "queue_id_step", H5T_NATIVE_UINT32, nq, 2, ev, 4, 2);
-    free(ev);
-    if (!rc) {
-        size_t no = (size_t)e->nobs;
-        uint64_t *next = malloc((no + 1) * sizeof *next);
-        double *last = malloc((no + 1) * sizeof *last);
-        if (!next || !last) rc = -1;
-        for (size_t i = 0; i < no && !rc; i++) {
-            next[i] = e->obs[i].next;
-            last[i] = e->obs[i].last_time;
-        }
-        if (!rc)
-            rc = put1(f, "observer_next", H5T_NATIVE_UINT64, no, 1, next) ||
-                 put1(f, "observer_last_time", H5T_NATIVE_DOUBLE, no, 1, last);
-        free(next);
-        free(last);
-    }
-    if (!rc) rc = write_modules(f, e);
+    /* The engine's own state, its stepper's and its modules'. */
+    h5_state root = state_at(f);
+    rc = avi_engine_save(e, &root.io);
     /* Last: the hash of everything written above. */
     char hex[AVI_SHA256_HEX], why[256];
     if (!rc && (avi_checkpoint_hash(f, hex, why, sizeof why) || put_attr_text(f, HASH_ATTR, hex))) rc = -1;
@@ -493,154 +483,17 @@ static int implausible(avi_error *err, const char *path, const char *fmt, ...)
     return rc;
 }
 
-/* Each counter and their total below 2^63: the output stores int64. */
-static int restore_counters(hid_t f, const char *path, avi_engine *e, avi_error *err)
-{
-    uint64_t ev[AVI_KIND_COUNT], total = 0;
-    if (get(f, "events", H5T_NATIVE_UINT64, AVI_KIND_COUNT, ev)) return missing(path, "events", err);
-    for (int k = 0; k < AVI_KIND_COUNT; k++) {
-        if (ev[k] >= COUNTER_LIMIT)
-            return implausible(err, path, "event counter events[%d] (%s) = %llu is not below 2^63", k,
-                               avi_kind_name((avi_kind)k), (unsigned long long)ev[k]);
-        total += ev[k]; /* both below 2^63: no wrap */
-        if (total >= COUNTER_LIMIT) return implausible(err, path, "the event counters add up to 2^63 or more");
-    }
-    memcpy(e->events, ev, sizeof ev);
-    return AVI_OK;
-}
-
-/* Positions and velocities finite, drift times finite and not after T. */
-static int restore_vertices(hid_t f, const char *path, avi_engine *e, double *buf, avi_error *err)
-{
-    static const char *names[3] = {"vertex_position", "vertex_velocity", "vertex_drift_time"};
-    avi_model *m = e->model;
-    for (int field = 0; field < 3; field++) {
-        size_t w = field == 2 ? 1 : 3;
-        size_t nv = avi_model_record_count(m); /* with edge DOFs */
-        if (get(f, names[field], H5T_NATIVE_DOUBLE, nv * w, buf)) return missing(path, names[field], err);
-        for (size_t i = 0; i < nv * w; i++)
-            if (!isfinite(buf[i]) || (field == 2 && buf[i] > e->time))
-                return implausible(err, path, "%s of vertex %zu is %g%s", names[field], i / w, buf[i],
-                                   field == 2 && isfinite(buf[i]) ? ", after the checkpoint time" : "");
-        for (size_t i = 0; i < nv; i++)
-            for (size_t c = 0; c < w; c++) {
-                if (field == 0) m->vert[i].x[c] = buf[i * w + c];
-                else if (field == 1) m->vert[i].v[c] = buf[i * w + c];
-                else m->vert[i].tau = buf[i];
-            }
-    }
-    return AVI_OK;
-}
-
-/* Queue times finite and not before T; the engine checks the clocks. */
-static int restore_queue(hid_t f, const char *path, avi_engine *e, size_t nq, double *buf, avi_error *err)
-{
-    uint32_t *ub = malloc((2 * nq + 1) * sizeof *ub);
-    avi_event *ev = malloc((nq + 1) * sizeof *ev);
-    int rc = !ub || !ev ? avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path) : AVI_OK;
-    if (!rc && (get(f, "queue_time", H5T_NATIVE_DOUBLE, nq, buf) || get(f, "queue_id_step", H5T_NATIVE_UINT32, 2 * nq, ub)))
-        rc = missing(path, "queue_time, queue_id_step", err);
-    for (size_t i = 0; i < nq && !rc; i++) {
-        if (!isfinite(buf[i]) || buf[i] < e->time)
-            rc = implausible(err, path, "queue entry %zu has time %g, before the checkpoint time %.17g", i, buf[i], e->time);
-        ev[i] = (avi_event){buf[i], ub[2 * i], ub[2 * i + 1]};
-    }
-    avi_error qerr = {AVI_OK, ""};
-    if (!rc && avi_engine_queue_load(e, ev, nq, 1, &qerr) != AVI_OK)
-        rc = avi_error_set(err, qerr.status == AVI_ERR_RUN ? AVI_ERR_RUN : AVI_ERR_INPUT, "%s: %s", path, qerr.message);
-    free(ub);
-    free(ev);
-    return rc;
-}
-
-/* Observer k has made its calls at 0, interval, ..., (next - 1) interval:
- * the last not after T, the next not before it. */
-static int restore_observers(hid_t f, const char *path, avi_engine *e, avi_error *err)
-{
-    size_t no = (size_t)e->nobs;
-    if (count(f, "observer_next") != (long)no) return missing(path, "observer_next (observer count)", err);
-    uint64_t *next = malloc((no + 1) * sizeof *next);
-    int rc = !next ? avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path) : AVI_OK;
-    if (!rc && get(f, "observer_next", H5T_NATIVE_UINT64, no, next)) rc = missing(path, "observer_next", err);
-    for (size_t i = 0; i < no && !rc; i++) {
-        double dt = e->obs[i].interval, t = e->time;
-        if (next[i] >= COUNTER_LIMIT || (next[i] > 0 && (double)(next[i] - 1) * dt > t) || (double)next[i] * dt < t)
-            rc = implausible(err, path, "observer %zu (every %g s) is at call %llu, not next to the checkpoint time %.17g",
-                             i, dt, (unsigned long long)next[i], t);
-    }
-    /* The output keeps each observer's calls on its grid (resuming drops a
-     * final row off the grid), so the last call is at (next - 1) interval. */
-    for (size_t i = 0; i < no && !rc; i++) {
-        e->obs[i].next = next[i];
-        e->obs[i].last_time = next[i] ? (double)(next[i] - 1) * e->obs[i].interval : -1.0;
-    }
-    free(next);
-    return rc;
-}
-
-/* A module's load, its failure named with the checkpoint (and the group). */
-static int load_module(const char *path, const char *group, h5_state *hs, int st, const avi_error *lerr,
-                       avi_error *err)
-{
-    if (st == AVI_OK) return AVI_OK;
-    if (st != AVI_ERR_INPUT) return avi_error_set(err, st, "%s: %s", path, lerr->message);
-    if (hs->missing) {
-        char what[160];
-        snprintf(what, sizeof what, "%s%s%s", group, *group ? "/" : "", hs->missing);
-        return missing(path, what, err);
-    }
-    return implausible(err, path, "%s", lerr->message);
-}
-
-/* The stepper's state at the root, the contact manager's in "contact". */
-static int restore_modules(hid_t f, const char *path, avi_engine *e, avi_error *err)
+/* The engine's load, its failure named with the checkpoint: an array
+ * missing (with its group), or a value the engine found implausible. */
+static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *err)
 {
     avi_error lerr = {AVI_OK, ""};
     h5_state root = state_at(f);
-    int rc = AVI_OK;
-    if (e->stepper)
-        rc = load_module(path, "", &root, e->stepper->load(e->sync, &root.io, &lerr), &lerr, err);
-    if (rc || !e->contact) return rc;
-    hid_t g = H5Gopen2(f, "contact", H5P_DEFAULT);
-    if (g < 0) return missing(path, "contact", err);
-    h5_state hs = state_at(g);
-    rc = load_module(path, "contact", &hs, e->model->contact_ops->load(e->contact, &hs.io, &lerr), &lerr, err);
-    H5Gclose(g);
-    /* Refined clocks: none before the first contact (or in a checkpoint
-     * from before refinement). */
-    if (rc || H5Lexists(f, "refine", H5P_DEFAULT) <= 0) return rc;
-    if ((g = H5Gopen2(f, "refine", H5P_DEFAULT)) < 0) return missing(path, "refine", err);
-    hs = state_at(g);
-    rc = load_module(path, "refine", &hs, avi_refine_load(e, &hs.io, &lerr), &lerr, err);
-    H5Gclose(g);
-    return rc;
-}
-
-static int restore_state(hid_t f, const char *path, avi_engine *e, avi_error *err)
-{
-    size_t nv = avi_model_record_count(e->model);
-    uint64_t sizes[2];
-    if (get(f, "sizes", H5T_NATIVE_UINT64, 2, sizes)) return missing(path, "sizes", err);
-    if (sizes[0] != nv || sizes[1] != AVI_KIND_COUNT)
-        return avi_error_set(err, AVI_ERR_INPUT, "%s: checkpoint does not match the scene's model (%llu vertices, model has %zu)",
-                             path, (unsigned long long)sizes[0], nv);
-    long nq = count(f, "queue_time");
-    if (nq < 0) return missing(path, "queue_time", err);
-    double *buf = malloc((3 * (nv > (size_t)nq ? nv : (size_t)nq) + 1) * sizeof *buf);
-    if (!buf) return avi_error_set(err, AVI_ERR_RUN, "%s: out of memory", path);
-    int rc = read_time(f, path, &e->time, err);
-    if (!rc) rc = restore_counters(f, path, e, err);
-    if (!rc) rc = restore_vertices(f, path, e, buf, err);
-    /* A synchronous engine keeps no clocks: its state is the vertices and
-     * the step count. */
-    if (!rc && e->stepper && nq != 0)
-        rc = implausible(err, path, "a synchronous run's checkpoint holds %ld clocks", nq);
-    else if (!rc && !e->stepper)
-        rc = restore_queue(f, path, e, (size_t)nq, buf, err);
-    free(buf);
-    if (!rc) rc = restore_observers(f, path, e, err);
-    if (!rc) rc = restore_modules(f, path, e, err);
-    return rc;
+    int st = avi_engine_load(e, &root.io, &lerr);
+    if (st == AVI_OK) return AVI_OK;
+    if (st != AVI_ERR_INPUT) return avi_error_set(err, st, "%s: %s", path, lerr.message);
+    if (root.missing[0]) return missing(path, root.missing, err);
+    return implausible(err, path, "%s", lerr.message);
 }
 
 int avi_checkpoint_restore(const char *path, avi_engine *e, avi_error *err)

@@ -1,21 +1,32 @@
-/* The one engine constructor. It lives here, the lowest layer that knows
- * every integrator: the asynchronous integrator's event queue
- * (core/engine.c), or a synchronous stepper (sync_engine.c). */
+/* The stepper table and the one engine constructor. They live here, in the
+ * lowest layer that may call every integrator's row: the AVI's
+ * (core/engine.c) below and the synchronous ones (sync_engine.c) beside
+ * it; core/ itself calls no stepper by name. */
 #include "sync/sync_internal.h"
 #include "base/error.h"
 
+/* One row per integrator: its scene spelling and its stepper. The
+ * synchronous integrators share one row of calls, which step by opt.type. */
+static const struct {
+    const char *name;
+    const avi_stepper_ops *ops;
+} steppers[AVI_INTEGRATOR_COUNT] = {
+    [AVI_INTEGRATOR_AVI] = {"avi", &avi_event_stepper},
+    [AVI_INTEGRATOR_SYNC_EXPLICIT] = {"sync-explicit", &avi_sync_stepper},
+    [AVI_INTEGRATOR_SYNC_IMPLICIT] = {"sync-implicit", &avi_sync_stepper},
+    [AVI_INTEGRATOR_SYNC_ROOTFIND] = {"sync-rootfind", &avi_sync_stepper},
+    [AVI_INTEGRATOR_EXPLICIT_EULER] = {"explicit-euler", &avi_sync_stepper},
+    [AVI_INTEGRATOR_IMPLICIT_EULER] = {"implicit-euler", &avi_sync_stepper},
+    [AVI_INTEGRATOR_DCR] = {"dcr", &avi_sync_stepper},
+    [AVI_INTEGRATOR_SYNC_EXPLICIT4] = {"sync-explicit4", &avi_sync_stepper},
+};
+
 avi_engine *avi_engine_create_with(avi_model *m, const avi_sync_options *opt, avi_error *err)
 {
-    if (opt && opt->type != AVI_INTEGRATOR_AVI) return avi_sync_engine_create(m, opt, err);
-    if (opt && opt->constraint_count)
-        return avi_error_set(err, AVI_ERR_INPUT, "constraints need a synchronous integrator, not avi"), NULL;
-    avi_engine *e = avi_engine_create_events(m, err);
-    if (e && opt && avi_engine_set_damping(e, opt->damping)) {
-        if (err) *err = e->err;
-        avi_engine_destroy(e);
-        return NULL;
-    }
-    return e;
+    avi_integrator_type type = opt ? opt->type : AVI_INTEGRATOR_AVI;
+    if ((unsigned)type >= AVI_INTEGRATOR_COUNT || !steppers[type].ops)
+        return avi_error_set(err, AVI_ERR_INPUT, "not an integrator type"), NULL;
+    return steppers[type].ops->create(m, opt, err);
 }
 
 avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_create_with(m, NULL, err); }
@@ -23,11 +34,7 @@ avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_
 /* The scene spelling of each integrator, here for the same reason: the
  * scene parser (scene/) and the scene-to-engine factory (scene_engine.c) both
  * call it, and a layer calls only down. */
-static const char *const integrator_names[AVI_INTEGRATOR_COUNT] = {
-    "avi", "sync-explicit", "sync-implicit", "sync-rootfind", "explicit-euler", "implicit-euler", "dcr",
-    "sync-explicit4"};
-
 const char *avi_integrator_name(avi_integrator_type type)
 {
-    return (unsigned)type < AVI_INTEGRATOR_COUNT ? integrator_names[type] : NULL;
+    return (unsigned)type < AVI_INTEGRATOR_COUNT ? steppers[type].name : NULL;
 }

@@ -8,19 +8,27 @@
 #include <string.h>
 
 static int sync_advance(avi_engine *e, double t_stop);
-static void sync_destroy(struct avi_sync *s);
+static void sync_destroy(avi_engine *e);
 
 /* The checkpoint state: the step count ("sync_step") and, with the DCR
  * contact stage, its friction work ("dcr_friction_work"); the vertex
  * records are the engine's. */
-static int sync_save(const struct avi_sync *s, avi_state_io *io)
+static int sync_save(const avi_engine *e, avi_state_io *io)
 {
+    const struct avi_sync *s = e->sync;
+    /* A synchronous run keeps no clocks: the format's queue is empty. */
+    if (io->put(io, "queue_time", AVI_STATE_F64, 0, 1, NULL) || io->put(io, "queue_id_step", AVI_STATE_U32, 0, 2, NULL))
+        return -1;
     if (io->put(io, "sync_step", AVI_STATE_U64, 1, 1, &s->step)) return -1;
     return s->dcr ? io->put(io, "dcr_friction_work", AVI_STATE_F64, 1, 1, avi_dcr_friction_work(s->dcr)) : 0;
 }
 
-static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
+static int sync_load(avi_engine *e, avi_state_io *io, avi_error *err)
 {
+    struct avi_sync *s = e->sync;
+    long nq = io->count(io, "queue_time");
+    if (nq < 0 && io->get(io, "queue_time", AVI_STATE_F64, 0, NULL)) return avi_error_set(err, AVI_ERR_INPUT, "no queue_time");
+    if (nq != 0) return avi_error_set(err, AVI_ERR_INPUT, "a synchronous run's checkpoint holds %ld clocks", nq);
     uint64_t step;
     if (io->get(io, "sync_step", AVI_STATE_U64, 1, &step)) return avi_error_set(err, AVI_ERR_INPUT, "no sync_step");
     if (step >= UINT64_C(1) << 63) /* counters are int64 in the output */
@@ -38,8 +46,13 @@ static int sync_load(struct avi_sync *s, avi_state_io *io, avi_error *err)
 
 static void sync_owed_clock(const avi_engine *e, double *t_next, uint32_t *n, double *h);
 static void sync_contact_observe(const avi_engine *e, double t, double *min_distance, double *friction_work);
-static const avi_stepper_ops stepper = {sync_advance, sync_save, sync_load, sync_destroy, sync_owed_clock,
-                                        sync_contact_observe};
+static int sync_set_damping(avi_engine *e, double kd);
+static void sync_stats(const avi_engine *e, avi_sync_stats *out);
+/* The row of every synchronous integrator (src/sync/engine_create.c):
+ * avi_sync_step picks the step of opt.type. */
+const avi_stepper_ops avi_sync_stepper = {avi_sync_engine_create, sync_advance,      sync_save,
+                                          sync_load,              sync_destroy,      sync_set_damping,
+                                          sync_stats,             sync_owed_clock,   sync_contact_observe};
 
 avi_sync_options avi_default_sync_options(void)
 {
@@ -156,7 +169,7 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     e->beat_left = AVI_HEARTBEAT_PASSES;
     e->min_step = o.h; /* every step is h */
     e->sync = s;
-    e->stepper = &stepper;
+    e->stepper = &avi_sync_stepper;
     e->damping = o.damping;
     avi_error local;
     if (avi_constraints_init(&s->con, o.constraints, o.constraint_count, m, &local)) {
@@ -188,8 +201,9 @@ avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, av
     return e;
 }
 
-static void sync_destroy(struct avi_sync *s)
+static void sync_destroy(avi_engine *e)
 {
+    struct avi_sync *s = e->sync;
     if (!s) return;
     avi_sync_matrix_destroy(s->A);
     avi_dcr_destroy(s->dcr);
@@ -208,36 +222,17 @@ static void sync_contact_observe(const avi_engine *e, double t, double *min_dist
 
 double avi_engine_sync_step(const avi_engine *e) { return e->sync ? e->sync->opt.h : 0.0; }
 
-int avi_engine_set_damping(avi_engine *e, double kd)
+/* sync-explicit4 refuses damping (see avi_sync_engine_create); the others
+ * read it from their options. */
+static int sync_set_damping(avi_engine *e, double kd)
 {
-    if (!(kd >= 0.0) || !isfinite(kd)) {
-        e->err.status = AVI_ERR_INPUT;
-        snprintf(e->err.message, sizeof e->err.message, "damping must be >= 0 and finite (got %g)", kd);
-        return AVI_ERR_INPUT;
-    }
-    if (kd > 0.0 && e->sync && e->sync->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT4) {
-        e->err.status = AVI_ERR_INPUT;
-        snprintf(e->err.message, sizeof e->err.message, "sync-explicit4 does not handle damping");
-        return AVI_ERR_INPUT;
-    }
-    avi_kind undamped = avi_model_undamped_kind(e->model);
-    if (kd > 0.0 && undamped != AVI_KIND_COUNT) {
-        e->err.status = AVI_ERR_INPUT;
-        snprintf(e->err.message, sizeof e->err.message,
-                 "damping is not implemented for %s potentials (it needs the element's Hessian)",
-                 avi_kind_name(undamped));
-        return AVI_ERR_INPUT;
-    }
-    e->damping = kd;
-    if (e->sync) e->sync->opt.damping = kd;
+    if (kd > 0.0 && e->sync->opt.type == AVI_INTEGRATOR_SYNC_EXPLICIT4)
+        return avi_engine_fail(e, AVI_ERR_INPUT, "sync-explicit4 does not handle damping");
+    e->sync->opt.damping = kd;
     return AVI_OK;
 }
 
-void avi_engine_sync_stats(const avi_engine *e, avi_sync_stats *out)
-{
-    if (e->sync) *out = e->sync->stats;
-    else memset(out, 0, sizeof *out);
-}
+static void sync_stats(const avi_engine *e, avi_sync_stats *out) { *out = e->sync->stats; }
 
 /* The explicit update (and dcr's, the same central differences with
  * contact jumps after the step) leaves mid-step velocities like the AVI

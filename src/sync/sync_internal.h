@@ -97,6 +97,8 @@ void avi_dense_lu_solve(const double *J, const int *piv, int n, double *b);
 /* A synchronous engine (sync_engine.c): avi_engine_create_with for every
  * type but AVI_INTEGRATOR_AVI. */
 avi_engine *avi_sync_engine_create(avi_model *m, const avi_sync_options *opt, avi_error *err);
+/* The synchronous integrators' row of the stepper table (core/engine_ops.h). */
+extern const avi_stepper_ops avi_sync_stepper;
 
 struct avi_sync {
     avi_sync_options opt;

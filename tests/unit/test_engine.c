@@ -295,16 +295,17 @@ START_TEST(test_sync_explicit_matches_avi)
 }
 END_TEST
 
-/* The one constructor: the options' type selects the integrator (the event
- * queue or a synchronous stepper); the AVI takes the damping and refuses
- * constraints; NULL options is the undamped AVI. */
+/* The one constructor: the options' type selects the integrator's row of
+ * the stepper table (the AVI's event queue or a synchronous stepper); the
+ * AVI takes the damping and refuses constraints; NULL options is the
+ * undamped AVI. */
 START_TEST(test_create_with_selects_the_integrator)
 {
     avi_model *m = small_model(1e-3);
     avi_error err;
     avi_engine *e = avi_engine_create_with(m, NULL, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_null(e->stepper);
+    ck_assert_ptr_eq(e->stepper, &avi_event_stepper);
     ck_assert(e->damping == 0.0);
     avi_engine_destroy(e);
     avi_sync_options o = avi_default_sync_options();
@@ -312,7 +313,7 @@ START_TEST(test_create_with_selects_the_integrator)
     o.damping = 0.25;
     e = avi_engine_create_with(m, &o, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_null(e->stepper);
+    ck_assert_ptr_eq(e->stepper, &avi_event_stepper);
     ck_assert(e->damping == 0.25 && avi_engine_sync_step(e) == 0.0);
     avi_engine_destroy(e);
     const avi_constraint link = {AVI_CONSTRAINT_LINK, 4, 5, 1.0, {0, 0, 0}, {0, 0, 1}};
@@ -324,7 +325,7 @@ START_TEST(test_create_with_selects_the_integrator)
     o = avi_default_sync_options();
     e = avi_engine_create_with(m, &o, &err);
     ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_nonnull(e->stepper);
+    ck_assert(e->stepper != &avi_event_stepper && e->sync);
     ck_assert(avi_engine_sync_step(e) == 1e-3);
     avi_engine_destroy(e);
     avi_model_destroy(m);
@@ -466,6 +467,182 @@ START_TEST(test_contact_event_must_advance_time)
 }
 END_TEST
 
+/* The engine's whole state through the named-array interface, here kept
+ * in memory (no file, no src/run): an engine loaded from another's save
+ * continues bitwise as the one saved. */
+typedef struct {
+    char name[96];
+    avi_state_type type;
+    size_t n;
+    unsigned char *data;
+} mem_array;
+typedef struct {
+    mem_array a[64];
+    int n;
+} mem_store;
+typedef struct {
+    avi_state_io io;
+    mem_store *st;
+    char prefix[32];
+} mem_io;
+
+static size_t type_size(avi_state_type t) { return t == AVI_STATE_U8 ? 1 : t == AVI_STATE_U32 ? 4 : 8; }
+
+static mem_array *mem_find(mem_io *m, const char *name)
+{
+    char full[96];
+    ck_assert_int_lt(snprintf(full, sizeof full, "%s%s", m->prefix, name), (int)sizeof full);
+    for (int i = 0; i < m->st->n; i++)
+        if (!strcmp(m->st->a[i].name, full)) return &m->st->a[i];
+    return NULL;
+}
+
+static int mem_put_columns(avi_state_io *io, const char *name, avi_state_type type, size_t n, size_t width,
+                           const void *rows, size_t stride, size_t col)
+{
+    mem_io *m = (mem_io *)io;
+    ck_assert_int_lt(m->st->n, 64);
+    ck_assert_ptr_null(mem_find(m, name));
+    mem_array *a = &m->st->a[m->st->n++];
+    ck_assert_int_lt(snprintf(a->name, sizeof a->name, "%s%s", m->prefix, name), (int)sizeof a->name);
+    size_t es = type_size(type);
+    a->type = type;
+    a->n = n * width;
+    a->data = malloc(a->n * es + 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(a->data + i * width * es, (const unsigned char *)rows + (i * stride + col) * es, width * es);
+    return 0;
+}
+
+static int mem_put(avi_state_io *io, const char *name, avi_state_type type, size_t n, size_t width, const void *data)
+{
+    return mem_put_columns(io, name, type, n, width, data, width, 0);
+}
+
+static long mem_count(avi_state_io *io, const char *name)
+{
+    mem_array *a = mem_find((mem_io *)io, name);
+    return a ? (long)a->n : -1;
+}
+
+static int mem_get(avi_state_io *io, const char *name, avi_state_type type, size_t n, void *data)
+{
+    mem_array *a = mem_find((mem_io *)io, name);
+    if (!a || a->type != type || a->n != n) return -1;
+    if (n) memcpy(data, a->data, n * type_size(type));
+    return 0;
+}
+
+static int mem_group(avi_state_io *io, const char *name, avi_state_group_mode mode, avi_state_io **sub);
+static void mem_close(avi_state_io *sub, int failed) { (void)failed; free(sub); }
+
+static mem_io mem_at(mem_store *st, const char *prefix)
+{
+    mem_io m = {{mem_put, mem_count, mem_get, mem_put_columns, mem_group, mem_close}, st, ""};
+    ck_assert_int_lt(snprintf(m.prefix, sizeof m.prefix, "%s", prefix), (int)sizeof m.prefix);
+    return m;
+}
+
+static int mem_group(avi_state_io *io, const char *name, avi_state_group_mode mode, avi_state_io **sub)
+{
+    mem_io *m = (mem_io *)io, *g = malloc(sizeof *g);
+    char prefix[32];
+    ck_assert_int_lt(snprintf(prefix, sizeof prefix, "%s%s/", m->prefix, name), (int)sizeof prefix);
+    *g = mem_at(m->st, prefix);
+    int there = 0;
+    for (int i = 0; i < m->st->n; i++) there |= !strncmp(m->st->a[i].name, prefix, strlen(prefix));
+    *sub = &g->io;
+    if (mode == AVI_STATE_CREATE || there) return 0;
+    free(g);
+    *sub = NULL;
+    return mode == AVI_STATE_OPEN_IF_PRESENT ? 0 : -1;
+}
+
+static int count_calls(const avi_engine *e, double t, void *user)
+{
+    (void)e;
+    (void)t;
+    ++*(int *)user;
+    return 0;
+}
+
+/* Runs model `make` to t1, saves, loads the state into an engine over a
+ * second model, and runs both to t2: the same records, counters and
+ * observer calls, bit for bit. */
+static void round_trip(avi_model *(*make)(void), const avi_sync_options *opt, double t1, double t2)
+{
+    avi_model *m[2] = {make(), make()};
+    avi_engine *e[2];
+    int calls[2] = {0, 0};
+    avi_error err;
+    for (int k = 0; k < 2; k++) {
+        e[k] = avi_engine_create_with(m[k], opt, &err);
+        ck_assert_msg(e[k] != NULL, "%s", err.message);
+        ck_assert_int_eq(avi_engine_add_observer(e[k], t1 / 7.0, count_calls, &calls[k]), AVI_OK);
+    }
+    ck_assert_msg(avi_engine_run(e[0], t1) == AVI_OK, "%s", avi_engine_error(e[0])->message);
+    mem_store st = {.n = 0};
+    mem_io io = mem_at(&st, "");
+    ck_assert_int_eq(avi_engine_save(e[0], &io.io), 0);
+    if (m[0]->has_contact) /* layers active, clocks refined */
+        ck_assert(mem_count(&io.io, "contact/potential_type") > 0 && mem_count(&io.io, "refine/potential_level") > 0);
+    ck_assert_int_eq(avi_engine_load(e[1], &io.io, &err), AVI_OK);
+    ck_assert(avi_engine_time(e[1]) == t1);
+    ck_assert_uint_eq(avi_engine_events_total(e[1]), avi_engine_events_total(e[0]));
+    ck_assert_uint_eq(avi_engine_observer_calls(e[1], 0), avi_engine_observer_calls(e[0], 0));
+    calls[0] = 0;
+    for (int k = 0; k < 2; k++) ck_assert_int_eq(avi_engine_run(e[k], t2), AVI_OK);
+    ck_assert_int_gt(calls[0], 0);
+    ck_assert_int_eq(calls[1], calls[0]);
+    ck_assert_uint_eq(avi_engine_events_total(e[1]), avi_engine_events_total(e[0]));
+    size_t nv = avi_model_record_count(m[0]);
+    ck_assert_int_eq(memcmp(m[0]->vert, m[1]->vert, nv * sizeof *m[0]->vert), 0);
+    /* A missing array is a failed load naming nothing else. */
+    st.a[0].name[0] = '!';
+    ck_assert_int_eq(avi_engine_load(e[1], &io.io, &err), AVI_ERR_INPUT);
+    for (int i = 0; i < st.n; i++) free(st.a[i].data);
+    for (int k = 0; k < 2; k++) {
+        avi_engine_destroy(e[k]);
+        avi_model_destroy(m[k]);
+    }
+}
+
+static avi_model *small(void) { return small_model(1e-3); }
+/* A spring triangle falling onto a pinned one: contact layers and
+ * refined spring clocks by t1. */
+static avi_model *contact_pair(void)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "b");
+    const double X[6][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.2, 0.2, 1.5e-3}, {0.7, 0.2, 1.5e-3}, {0.2, 0.7, 1.5e-3}};
+    for (int i = 0; i < 6; i++) avi_model_add_vertex(m, b, X[i]);
+    for (uint32_t i = 0; i < 3; i++) ck_assert_int_eq(avi_model_pin(m, i), 0);
+    const double vel[3] = {0, 0, -0.5};
+    for (uint32_t i = 3; i < 6; i++) {
+        ck_assert_int_eq(avi_model_add_mass(m, i, 1.0), 0);
+        avi_model_set_state(m, i, X[i], vel);
+        ck_assert_int_eq(avi_model_add_spring(m, i, i == 5 ? 3 : i + 1, 1e4, 0.0), 0);
+    }
+    const uint32_t tri[2][3] = {{0, 1, 2}, {3, 4, 5}};
+    ck_assert_int_eq(avi_model_add_contact_triangles(m, tri, 2), 0);
+    avi_contact_settings c = avi_default_contact_settings(1e-3);
+    c.stiffness = 1e3;
+    ck_assert_int_eq(avi_model_set_contact(m, &c), 0);
+    avi_time_step r = avi_default_time_step();
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    return m;
+}
+
+START_TEST(test_engine_state_round_trip)
+{
+    round_trip(small, NULL, 0.0205, 0.05); /* the AVI: queue, counters, observers */
+    round_trip(contact_pair, NULL, 2.6e-3, 4e-3); /* with the contact manager's state and refinement */
+    avi_sync_options o = avi_default_sync_options();
+    o.h = 1e-3;
+    round_trip(small, &o, 0.0205, 0.05); /* sync-explicit: its step count, no clocks */
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -482,6 +659,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_blow_up_is_reported);
     tcase_add_test(tc, test_largest_energy_names_a_nan);
     tcase_add_test(tc, test_sync_explicit_matches_avi);
+    tcase_add_test(tc, test_engine_state_round_trip);
     tcase_add_test(tc, test_create_with_selects_the_integrator);
     suite_add_tcase(s, tc);
     return s;
