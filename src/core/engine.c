@@ -32,7 +32,7 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
     memset(stats, 0, sizeof *stats);
     for (uint32_t k = 0; k < g->ngroup; k++)
         if (!grouped || grouped[k]) avi_clock_stats_add(stats, g->group[k].dt);
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             uint32_t gi = avi_group_of(g, avi_event_id((unsigned)k, (uint32_t)i));
@@ -45,7 +45,7 @@ static void queue_stats(const avi_engine *e, avi_clock_stats *stats, const uint8
 static size_t working_set_bytes(const avi_model *m)
 {
     size_t bytes = avi_model_record_count(m) * sizeof *m->vert; /* with auxiliary records */
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         if (avi_kind_flags(k) & AVI_KIND_ELASTIC) bytes += avi_model_potential_count(m, (avi_kind)k) * avi_kind_record_size(k);
     return bytes;
 }
@@ -106,7 +106,7 @@ avi_engine *avi_engine_create_events(avi_model *m, avi_error *err)
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             if (avi_group_of(g, ev.id) == AVI_GROUP_NONE && avi_tl_push(&e->queue, ev)) goto oom;
-            if (k < AVI_KIND_CONTACT) e->min_step = fmin(e->min_step, avi_model_time_step(m, (avi_kind)k, i));
+            if (k < AVI_MODEL_KINDS) e->min_step = fmin(e->min_step, avi_model_time_step(m, (avi_kind)k, i));
         }
     return e;
 oom:
@@ -157,7 +157,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     if (!grouped) avi_groups_free(g);
     else if (!g->group && avi_groups_build(g, m)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     size_t offset[AVI_KIND_CONTACT], o = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         offset[k] = o;
         o += avi_model_potential_count(m, (avi_kind)k);
     }
@@ -193,7 +193,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     }
     /* Every scheduled potential has its clock; a pinned one needs none (a
      * checkpoint of a build that scheduled them has one: it is dropped). */
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++)
             if (!seen[offset[k] + i] && !avi_model_potential_pinned(m, (avi_kind)k, i)) {
                 rc = avi_error_set(err, AVI_ERR_INPUT, "%s %zu has no clock", avi_kind_name((avi_kind)k), i);
@@ -219,7 +219,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     }
     for (size_t i = 0; i < n && rc == AVI_OK; i++) {
         unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
-        if (kind < AVI_KIND_CONTACT && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
+        if (kind < AVI_MODEL_KINDS && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
             continue;
         uint32_t gi = avi_group_of(g, ev[i].id);
         if ((gi == AVI_GROUP_NONE || !consistent[gi]) && avi_tl_push(&e->queue, ev[i]))
@@ -891,7 +891,7 @@ int avi_engine_advance(avi_engine *e, double t_stop)
             if (rc != AVI_OK) goto out;
             continue;
         }
-        if (kind > AVI_KIND_GRAVITY) {
+        if (kind >= AVI_MODEL_KINDS) {
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
         }

@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *avi_kind_name(avi_kind kind)
-{
-    static const char *names[AVI_KIND_COUNT] = {"spring", "membrane", "hinge", "tet", "midedge", "gravity", "contact"};
-    return (unsigned)kind < AVI_KIND_COUNT ? names[kind] : "unknown";
-}
-
 void avi_lame(double youngs, double poisson, double *mu, double *lambda)
 {
     *mu = youngs / (2.0 * (1.0 + poisson));
@@ -56,9 +50,8 @@ void avi_model_destroy(avi_model *m)
 #define FREE_RECORDS(K, type, array, ...) free(m->array);
     AVI_POTENTIAL_KINDS(FREE_RECORDS)
 #undef FREE_RECORDS
-    free(m->membrane_c);
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) free(m->wave_c[k]);
     free(m->aux);
-    free(m->tet_c);
     free(m->contact_tri);
     free(m->contact_point);
     free(m->vertex_dt);
@@ -260,9 +253,9 @@ int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, con
     if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return m->err.status;
     if (grow((void **)&m->membranes, &m->cap_membrane, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
     size_t cap = m->cap_membrane;
-    double *wc = realloc(m->membrane_c, cap * sizeof *wc);
+    double *wc = realloc(m->wave_c[AVI_KIND_MEMBRANE], cap * sizeof *wc);
     if (!wc) return oom(m);
-    m->membrane_c = wc;
+    m->wave_c[AVI_KIND_MEMBRANE] = wc;
     double X[3][3];
     gather_rest(m, v, 3, X);
     avi_membrane *p = &m->membranes[m->nmembrane];
@@ -514,9 +507,9 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
         !isfinite(mat->youngs) || !isfinite(mat->density))
         return avi_model_fail(m, AVI_ERR_INPUT, "solid material needs youngs > 0, density > 0, 0 <= poisson < 0.5");
     if (grow((void **)&m->tets, &m->cap_tet, m->ntet + 1, sizeof(avi_tet))) return oom(m);
-    double *wc = realloc(m->tet_c, m->cap_tet * sizeof *wc);
+    double *wc = realloc(m->wave_c[AVI_KIND_TET], m->cap_tet * sizeof *wc);
     if (!wc) return oom(m);
-    m->tet_c = wc;
+    m->wave_c[AVI_KIND_TET] = wc;
     double X[4][3];
     gather_rest(m, v, 4, X);
     double mu, lambda;

@@ -328,7 +328,7 @@ static const struct {
     {"time", "end"},
     {"integrator", "type alpha tolerance"},
     {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
-    {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
+    {"time_step.per_kind", NULL}, /* every kind's name: per_kind_keys */
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness bending"},
     {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
@@ -346,10 +346,25 @@ static const struct {
     {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
 };
 
+/* The keys of time_step.per_kind: the kinds' names (their descriptors),
+ * in rank order. */
+static const char *per_kind_keys(void)
+{
+    static char keys[AVI_KIND_COUNT * 24];
+    if (!keys[0]) {
+        char buf[sizeof keys];
+        size_t n = 0;
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", k ? " " : "", avi_kind_name((avi_kind)k));
+        memcpy(keys, buf, sizeof keys);
+    }
+    return keys;
+}
+
 const char *avi_scene_schema_keys(const char *context)
 {
     for (size_t i = 0; i < sizeof schema / sizeof schema[0]; i++)
-        if (strcmp(schema[i].context, context) == 0) return schema[i].keys;
+        if (strcmp(schema[i].context, context) == 0) return schema[i].keys ? schema[i].keys : per_kind_keys();
     return NULL;
 }
 
@@ -796,9 +811,13 @@ static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
     if (mapping(c, m, "time_step", "per_kind", 0, &pk)) return AVI_ERR_INPUT;
     if (pk) {
         if (check_keys(c, pk, "time_step.per_kind", avi_scene_schema_keys("time_step.per_kind"))) return AVI_ERR_INPUT;
-        for (int k = 0; k < AVI_KIND_COUNT; k++)
-            if (num(c, pk, "time_step.per_kind", avi_kind_name((avi_kind)k), 0, R_POS, &s->time_step.kind_fixed[k]))
-                return AVI_ERR_INPUT;
+        for (int k = 0; k < AVI_KIND_COUNT; k++) {
+            double dt = 0.0;
+            if (num(c, pk, "time_step.per_kind", avi_kind_name((avi_kind)k), 0, R_POS, &dt)) return AVI_ERR_INPUT;
+            if (dt > 0.0 && avi_time_step_set_kind_fixed(&s->time_step, (avi_kind)k, dt) != 0)
+                return avi_error_set(c->err, AVI_ERR_INPUT, "%s: time_step.per_kind.%s: cannot set", c->source,
+                                     avi_kind_name((avi_kind)k));
+        }
     }
     return 0;
 }
@@ -1894,9 +1913,9 @@ char *avi_scene_emit(const avi_scene *s)
         sb_printf(&b, ", levels_per_octave: %d", ts->levels_per_octave);
     int any = 0;
     for (int k = 0; k < AVI_KIND_COUNT; k++)
-        if (ts->kind_fixed[k] > 0.0) {
+        if (avi_time_step_kind_fixed(ts, (avi_kind)k) > 0.0) {
             sb_printf(&b, "%s%s: ", any ? ", " : ", per_kind: {", avi_kind_name((avi_kind)k));
-            sb_num(&b, ts->kind_fixed[k]);
+            sb_num(&b, avi_time_step_kind_fixed(ts, (avi_kind)k));
             any = 1;
         }
     sb_printf(&b, "%s, max_events: ", any ? "}" : "");
