@@ -222,7 +222,7 @@ int avi_model_add_spring(avi_model *m, uint32_t a, uint32_t b, double stiffness,
     if (!(stiffness >= 0.0) || !isfinite(stiffness) || !isfinite(rest))
         return avi_model_fail(m, AVI_ERR_INPUT, "spring %zu (vertices %u, %u): stiffness %g / rest %g invalid",
                               m->nspring, a, b, stiffness, rest);
-    if (grow((void **)&m->springs, &m->cap_spring, m->nspring + 1, sizeof(avi_spring))) return oom(m);
+    if (grow((void **)&m->springs, &m->springs_cap, m->nspring + 1, sizeof(avi_spring))) return oom(m);
     avi_spring *s = &m->springs[m->nspring++];
     s->v[0] = a;
     s->v[1] = b;
@@ -251,8 +251,8 @@ int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, con
 {
     uint32_t v[3] = {a, b, c};
     if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return m->err.status;
-    if (grow((void **)&m->membranes, &m->cap_membrane, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
-    size_t cap = m->cap_membrane;
+    if (grow((void **)&m->membranes, &m->membranes_cap, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
+    size_t cap = m->membranes_cap;
     double *wc = realloc(m->wave_c[AVI_KIND_MEMBRANE], cap * sizeof *wc);
     if (!wc) return oom(m);
     m->wave_c[AVI_KIND_MEMBRANE] = wc;
@@ -281,7 +281,7 @@ int avi_model_add_hinge(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32
 {
     uint32_t v[4] = {a, b, c, d};
     if (not_finalized(m) || check_stencil(m, v, 4, "hinge") || check_shell_material(m, mat)) return m->err.status;
-    if (grow((void **)&m->hinges, &m->cap_hinge, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
+    if (grow((void **)&m->hinges, &m->hinges_cap, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
     double X[4][3];
     gather_rest(m, v, 4, X);
     avi_hinge *h = &m->hinges[m->nhinge];
@@ -458,7 +458,7 @@ static int add_midedges(avi_model *m, const uint32_t (*tri)[3], size_t count, co
                         int clamp_pinned)
 {
     if (m->aux_placed) return avi_model_fail(m, AVI_ERR_INPUT, "mid-edge bending added after a finalize attempt");
-    if (grow((void **)&m->midedges, &m->cap_midedge, m->nmidedge + count, sizeof *m->midedges)) return oom(m);
+    if (grow((void **)&m->midedges, &m->midedges_cap, m->nmidedge + count, sizeof *m->midedges)) return oom(m);
     avi_midedge *T = &m->midedges[m->nmidedge];
     memset(T, 0, count * sizeof *T);
     for (size_t t = 0; t < count; t++)
@@ -506,8 +506,8 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
     if (!mat || !(mat->youngs > 0.0) || !(mat->density > 0.0) || !(mat->poisson >= 0.0 && mat->poisson < 0.5) ||
         !isfinite(mat->youngs) || !isfinite(mat->density))
         return avi_model_fail(m, AVI_ERR_INPUT, "solid material needs youngs > 0, density > 0, 0 <= poisson < 0.5");
-    if (grow((void **)&m->tets, &m->cap_tet, m->ntet + 1, sizeof(avi_tet))) return oom(m);
-    double *wc = realloc(m->wave_c[AVI_KIND_TET], m->cap_tet * sizeof *wc);
+    if (grow((void **)&m->tets, &m->tets_cap, m->ntet + 1, sizeof(avi_tet))) return oom(m);
+    double *wc = realloc(m->wave_c[AVI_KIND_TET], m->tets_cap * sizeof *wc);
     if (!wc) return oom(m);
     m->wave_c[AVI_KIND_TET] = wc;
     double X[4][3];

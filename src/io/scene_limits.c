@@ -93,7 +93,7 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
 {
     double events = 0.0, smallest = INFINITY;
     size_t potentials = 0, at = 0;
-    avi_kind kind = AVI_KIND_SPRING;
+    avi_kind kind = (avi_kind)0;
     /* Elastic kinds first: gravity steps follow theirs. */
     for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t n = avi_model_potential_count(m, (avi_kind)k);
