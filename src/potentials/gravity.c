@@ -14,5 +14,4 @@ const avi_kind_desc avi_kind_gravity = {
     .flags = AVI_KIND_LINEAR,
     .energy = gravity_energy_any,
     .gradient = gravity_gradient_any,
-    .group_ticks = 1,
 };

@@ -82,5 +82,4 @@ const avi_kind_desc avi_kind_hinge = {
     .gradient = hinge_gradient_any,
     .hessian = hinge_hessian_any,
     .rest_from = hinge_rest_from,
-    .group_ticks = 1,
 };

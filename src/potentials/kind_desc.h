@@ -62,7 +62,6 @@ typedef struct avi_kind_desc {
      * (NULL: the kind takes the stability rule under cfl). */
     double (*omega2)(const void *rec, const double x[][3], const double *im);
     double (*inradius)(const double X[][3]);
-    int group_ticks; /* its clocks tick in clock groups (core/clock_groups.h) */
     int lanes;       /* it has an AVI_LANE_ROW (AVX2 builds use it) */
 } avi_kind_desc;
 

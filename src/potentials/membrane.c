@@ -124,5 +124,4 @@ const avi_kind_desc avi_kind_membrane = {
     .hessian = membrane_hessian_any,
     .rest_from = membrane_rest_from,
     .inradius = membrane_inradius,
-    .group_ticks = 1,
 };

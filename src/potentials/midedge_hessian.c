@@ -219,6 +219,5 @@ const avi_kind_desc avi_kind_midedge = {
     .hessian = midedge_hessian_any,
     .rest_from = midedge_rest_from,
     .omega2 = midedge_omega2_any,
-    .group_ticks = 1,
     .lanes = 1,
 };

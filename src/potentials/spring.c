@@ -56,5 +56,4 @@ const avi_kind_desc avi_kind_spring = {
     .gradient = spring_gradient_any,
     .hessian = spring_hessian_any,
     .rest_from = spring_rest_from,
-    .group_ticks = 1,
 };

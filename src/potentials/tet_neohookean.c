@@ -122,6 +122,5 @@ const avi_kind_desc avi_kind_tet = {
     .hessian = tet_hessian_any,
     .rest_from = tet_rest_from,
     .inradius = tet_inradius,
-    .group_ticks = 1,
     .lanes = 1,
 };
