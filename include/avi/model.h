@@ -47,7 +47,7 @@ typedef enum {
 /* A fixed step for one kind (avi_time_step.kind_fixed): entries with
  * dt == 0 are unused. The list's length does not depend on the number of
  * kinds, so adding a kind changes no layout. */
-#define AVI_KIND_FIXED_MAX 16
+#define AVI_KIND_FIXED_MAX AVI_KIND_MAX
 typedef struct {
     avi_kind kind;
     double dt;

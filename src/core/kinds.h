@@ -40,6 +40,8 @@
 _Static_assert(AVI_MODEL_KINDS == AVI_KIND_CONTACT && AVI_KIND_CONTACT + 1 == AVI_KIND_COUNT,
                "every kind but contact is listed here, in rank order");
 
+_Static_assert(AVI_KIND_COUNT <= AVI_KIND_MAX, "public structs have room for AVI_KIND_MAX kinds");
+
 /* The widest stencil: work arrays of generic code are this long. */
 #define AVI_KIND_SLOTS_MEMBER(kind, type, array, count, slots, ...) char array[slots];
 #define AVI_STENCIL_MAX ((int)sizeof(union { AVI_POTENTIAL_KINDS(AVI_KIND_SLOTS_MEMBER) }))

@@ -91,7 +91,10 @@ START_TEST(test_kind_fixed)
     for (int k = 0; k < AVI_KIND_COUNT; k++)
         ck_assert_int_eq(avi_time_step_set_kind_fixed(&ts, (avi_kind)k, 1e-3 * (k + 1)), 0);
     for (int k = 0; k < AVI_KIND_COUNT; k++) ck_assert(avi_time_step_kind_fixed(&ts, (avi_kind)k) == 1e-3 * (k + 1));
-    ck_assert_uint_eq(sizeof ts.kind_fixed / sizeof ts.kind_fixed[0], AVI_KIND_FIXED_MAX);
+    /* Public structs have room for AVI_KIND_MAX kinds, not AVI_KIND_COUNT. */
+    ck_assert_uint_eq(sizeof ts.kind_fixed / sizeof ts.kind_fixed[0], AVI_KIND_MAX);
+    avi_observation o;
+    ck_assert_uint_eq(sizeof o.events / sizeof o.events[0], AVI_KIND_MAX);
 }
 END_TEST
 
