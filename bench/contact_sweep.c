@@ -106,8 +106,8 @@ static void probe(const avi_engine *e, double t, void *user)
     /* The elastic steps on each vertex as they run: refined ones (core/refine.h) at dt_0 / 2^level. */
     double *dtv = malloc(m->nv * sizeof *dtv);
     for (size_t v = 0; v < m->nv; v++) dtv[v] = INFINITY;
-    for (unsigned k = 0; k < AVI_KIND_GRAVITY; k++)
-        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0, c = (avi_kind_flags(k) & AVI_KIND_ELASTIC) ? avi_model_potential_count(m, (avi_kind)k) : 0; i < c; i++) {
             const uint32_t *sv;
             int n = avi_model_stencil(m, (avi_kind)k, i, &sv);
             double dt = ldexp(avi_model_time_step(m, (avi_kind)k, i), -avi_refine_level(e->refine, avi_event_id(k, (uint32_t)i)));

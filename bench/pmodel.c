@@ -148,7 +148,7 @@ static int event_hook(struct avi_contact_manager *cm, avi_engine *e, avi_event e
 static void table_of(const avi_model *m)
 {
     size_t np = 0, nvs = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t c = avi_model_potential_count(m, (avi_kind)k);
         for (size_t i = 0; i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
@@ -163,7 +163,7 @@ static void table_of(const avi_model *m)
     T.verts = malloc(nvs * sizeof *T.verts);
     T.dt = malloc(np * sizeof *T.dt);
     uint32_t p = 0, f = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t c = avi_model_potential_count(m, (avi_kind)k);
         for (size_t i = 0; i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
@@ -214,7 +214,7 @@ static uint64_t merge_elastic(const avi_model *m, double t_end)
     hk *h = malloc(T.npot * sizeof *h);
     size_t n = 0;
     uint32_t p = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t c = avi_model_potential_count(m, (avi_kind)k);
         for (size_t i = 0; i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;

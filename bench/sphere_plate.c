@@ -100,7 +100,7 @@ static int run(const char *label, const char **sets, size_t nsets, double *h_min
     double slope, p2p;
     drift(&s, &slope, &p2p);
     double dt_elastic = INFINITY;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         if (!avi_model_potential_count(m, (avi_kind)k)) continue;
         double lo, hi;
         avi_model_time_step_range(m, (avi_kind)k, &lo, &hi);

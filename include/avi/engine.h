@@ -45,7 +45,7 @@ typedef struct {
     double total;
     double linear_momentum[3];
     double angular_momentum[3]; /* about the origin */
-    uint64_t events[AVI_KIND_COUNT];
+    uint64_t events[AVI_KIND_MAX]; /* by kind; entries from AVI_KIND_COUNT on are 0 */
     uint64_t events_total;
     uint64_t active_contact_potentials;
     /* over the contact stencils within reach (the AVI: its manager's; a

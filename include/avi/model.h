@@ -44,6 +44,15 @@ typedef enum {
 
 #define AVI_MAX_LEVELS_PER_OCTAVE 64
 
+/* A fixed step for one kind (avi_time_step.kind_fixed): entries with
+ * dt == 0 are unused. The list's length does not depend on the number of
+ * kinds, so adding a kind changes no layout. */
+#define AVI_KIND_FIXED_MAX AVI_KIND_MAX
+typedef struct {
+    avi_kind kind;
+    double dt;
+} avi_kind_step;
+
 typedef struct {
     avi_dt_rule rule;
     double safety;                     /* stability rule; default 0.25 */
@@ -51,7 +60,8 @@ typedef struct {
     double fixed;                      /* fixed rule: the step */
     double neighbor_ratio;             /* >= 1: cap each step at this multiple of the smallest
                                           step on its vertices; 0: no cap. Default 1 */
-    double kind_fixed[AVI_KIND_COUNT]; /* > 0: fixed step for that kind, whatever the rule */
+    avi_kind_step kind_fixed[AVI_KIND_FIXED_MAX]; /* per-kind fixed steps, whatever the rule:
+                                                     avi_time_step_set_kind_fixed */
     int levels_per_octave;             /* > 0: round each rule step down to dt_max 2^(-k / L),
                                           so clocks on one level tick together; 0: exact.
                                           Default 16 */
@@ -60,6 +70,13 @@ typedef struct {
 /* The default time-step settings: stability rule, safety 0.25, delta 0.1,
  * neighbour cap 1, 16 step levels per octave. */
 avi_time_step avi_default_time_step(void);
+
+/* Sets the fixed step of a kind (dt > 0), or clears it (dt = 0). Returns 0,
+ * or -1 when the kind is not a kind, dt is negative or not finite, or
+ * AVI_KIND_FIXED_MAX other kinds already have one. */
+int avi_time_step_set_kind_fixed(avi_time_step *ts, avi_kind kind, double dt);
+/* The fixed step of a kind, 0 when it has none. */
+double avi_time_step_kind_fixed(const avi_time_step *ts, avi_kind kind);
 
 /* A new, empty model; NULL when out of memory. */
 avi_model *avi_model_create(void);

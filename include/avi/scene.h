@@ -59,7 +59,7 @@
  *                 rounding comes after the neighbour cap, which then holds
  *                 within a factor 2^(1/L)
  *                 {fixed: dt} or {rule: fixed, fixed: dt}
- *                 per_kind: {spring|membrane|hinge|tet|gravity|contact: dt}
+ *                 per_kind: {spring|membrane|hinge|tet|midedge|gravity|contact: dt}
  *                 optional fixed steps per potential kind, whatever the rule
  *                 max_events: > 0, default 1e13 (days of work at 1e7 to 1e8
  *                 events per second; built-in scenes and benchmarks need at

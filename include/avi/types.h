@@ -26,6 +26,10 @@ typedef enum {
     AVI_KIND_COUNT
 } avi_kind;
 
+/* Room for kinds in public structs (avi_observation.events): their layout
+ * does not change when a kind is added, up to this many. */
+#define AVI_KIND_MAX 16
+
 /* Short lower-case name of a kind ("spring", "membrane", ...). */
 const char *avi_kind_name(avi_kind kind);
 

@@ -107,7 +107,7 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
 {
     memset(g, 0, sizeof *g);
     size_t n = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         g->offset[k] = n;
         n += avi_model_potential_count(m, (avi_kind)k);
     }
@@ -116,7 +116,7 @@ int avi_groups_build(avi_clock_groups *g, const avi_model *m)
     step_key *key = malloc(n * sizeof *key);
     if (!key) return -1;
     size_t j = 0; /* pinned potentials are not scheduled: no member */
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             double dt = avi_model_time_step(m, (avi_kind)k, i);

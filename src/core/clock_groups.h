@@ -83,7 +83,7 @@ size_t avi_groups_bytes(const avi_clock_groups *g);
 static inline uint32_t avi_group_of(const avi_clock_groups *g, uint32_t id)
 {
     unsigned kind = id >> AVI_ID_KIND_SHIFT;
-    if (!g->group_of || kind >= AVI_KIND_CONTACT) return AVI_GROUP_NONE;
+    if (!g->group_of || kind >= AVI_MODEL_KINDS) return AVI_GROUP_NONE;
     return g->group_of[g->offset[kind] + (id & AVI_ID_INDEX_MASK)];
 }
 

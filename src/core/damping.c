@@ -2,8 +2,6 @@
  * section 5.2) and the elastic potentials' values behind one interface. */
 #include "core/damping.h"
 
-#include "potentials/midedge_hessian.h"
-
 #include <math.h>
 #include <string.h>
 
@@ -17,8 +15,8 @@ void avi_elem_gradient(const avi_elem *el, const double x[][3], double g[][3])
     avi_kind_gradient(el->kind, el->rec, x, g);
 }
 
-/* H of a kind not named here is NaN: a record of another kind must never
- * be read as one of these. */
+/* H of a kind without a Hessian is NaN: the caller must refuse it (its
+ * descriptor names it: avi_model_undamped_kind). */
 static void refuse(double *H, int n)
 {
     for (int k = 0; k < 9 * n * n; k++) H[k] = NAN;
@@ -26,85 +24,26 @@ static void refuse(double *H, int n)
 
 int avi_elem_hessian(const avi_elem *el, const double x[][3], double *H)
 {
-    switch (el->kind) {
-    case AVI_KIND_SPRING: avi_spring_hessian(el->rec, x, (double (*)[6])H); return 0;
-    case AVI_KIND_MEMBRANE: avi_membrane_hessian(el->rec, x, (double (*)[9])H); return 0;
-    case AVI_KIND_HINGE: avi_hinge_hessian(el->rec, x, (double (*)[12])H); return 0;
-    case AVI_KIND_TET: avi_tet_hessian(el->rec, x, (double (*)[12])H); return 0;
-    case AVI_KIND_MIDEDGE: avi_midedge_hessian(el->rec, x, (double (*)[3 * AVI_MIDEDGE_SLOTS])H); return 0;
-    default: refuse(H, el->n); return -1;
-    }
+    const avi_kind_desc *d = avi_kind_desc_of(el->kind);
+    if (!d || !d->hessian) return (refuse(H, el->n), -1);
+    d->hessian(el->rec, x, H);
+    return 0;
 }
 
-/* A copy of the element's record with A as its rest state; returns 0, or -1
- * when A is degenerate. Material constants are recovered from the record:
- * a tet stores V0 mu and V0 lambda with V0 = 1 / (6 det Dm^-1); a membrane
- * stores A0 h with A0 = 1 / (2 det Dm^-1). The hinge keeps its stiffness
- * and takes A's angle as rest angle; the mid-edge triangle likewise keeps its
- * metric and stiffness (abar^-1, Abar D / 2) and takes A's second form as
- * bbar (A's edge DOFs included), so that D measures the rate of change of
- * curvature. Returns -2 for a kind not named here. */
-typedef union {
-    avi_spring s;
-    avi_membrane m;
-    avi_hinge h;
-    avi_tet t;
-    avi_midedge e;
-} any_rec;
-
-static int rest_from(const avi_elem *el, const double A[][3], any_rec *r, avi_elem *out)
+/* A copy of the element's record with A as its rest state, by the kind's
+ * descriptor (rest_from, src/potentials/<kind>.c); returns 0, -1 when A is
+ * degenerate, or -2 for a kind with no damping term. */
+static int rest_from(const avi_elem *el, const double A[][3], avi_any_record *r, avi_elem *out)
 {
+    const avi_kind_desc *d = avi_kind_desc_of(el->kind);
     *out = *el;
     out->rec = r;
-    switch (el->kind) {
-    case AVI_KIND_SPRING: {
-        r->s = *(const avi_spring *)el->rec;
-        double d[3];
-        v3_sub(d, A[1], A[0]);
-        r->s.rest = v3_norm(d);
-        return 0;
-    }
-    case AVI_KIND_MEMBRANE: {
-        const avi_membrane *p = el->rec;
-        double thickness = p->ah * 2.0 * p->dm_inv[0] * p->dm_inv[3];
-        avi_shell_material unit = {1.0, 0.0, 1.0, 1.0};
-        double area = avi_membrane_init(&r->m, A, &unit);
-        if (!(area > 0.0)) return -1;
-        r->m.ah = area * thickness;
-        r->m.mu = p->mu;
-        r->m.lambda = p->lambda;
-        r->m.dt = p->dt;
-        return 0;
-    }
-    case AVI_KIND_HINGE:
-        r->h = *(const avi_hinge *)el->rec;
-        r->h.theta0 = avi_hinge_angle(A);
-        return 0;
-    case AVI_KIND_TET: {
-        const avi_tet *p = el->rec;
-        double v0 = 1.0 / (6.0 * m3_det(p->dm_inv));
-        if (!(avi_tet_init(&r->t, A, p->vmu / v0, p->vlambda / v0) > 0.0)) return -1;
-        r->t.dt = p->dt;
-        return 0;
-    }
-    case AVI_KIND_MIDEDGE: {
-        const avi_midedge *p = el->rec;
-        r->e = *p;
-        avi_shell_material unit = {1.0, p->nu, 1.0, 1.0};
-        if (avi_midedge_init(&r->e, A, &unit) != 0) return -1;
-        memcpy(r->e.P, p->P, sizeof p->P);
-        r->e.ka = p->ka;
-        for (int k = 0; k < 3; k++)
-            if (!isfinite(r->e.bbar[k])) return -1; /* a director of A past its face */
-        return 0;
-    }
-    default: return -2;
-    }
+    return d && d->rest_from ? d->rest_from(el->rec, A, r) : -2;
 }
 
 double avi_damping_energy(const avi_elem *el, const double A[][3], const double B[][3])
 {
-    any_rec r;
+    avi_any_record r;
     avi_elem d;
     int rc = rest_from(el, A, &r, &d);
     if (rc) return rc == -1 ? 0.0 : NAN;
@@ -113,7 +52,7 @@ double avi_damping_energy(const avi_elem *el, const double A[][3], const double 
 
 void avi_damping_gradient(const avi_elem *el, const double A[][3], const double B[][3], double g[][3])
 {
-    any_rec r;
+    avi_any_record r;
     avi_elem d;
     int rc = rest_from(el, A, &r, &d);
     if (rc) {
@@ -125,7 +64,7 @@ void avi_damping_gradient(const avi_elem *el, const double A[][3], const double 
 
 int avi_damping_hessian(const avi_elem *el, const double A[][3], const double B[][3], double *H)
 {
-    any_rec r;
+    avi_any_record r;
     avi_elem d;
     int rc = rest_from(el, A, &r, &d);
     if (rc == -2) return (refuse(H, el->n), -1);

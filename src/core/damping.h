@@ -16,7 +16,7 @@ typedef struct {
     avi_kind kind;
     int n;             /* stencil size */
     const uint32_t *v; /* stencil vertices */
-    const void *rec;   /* avi_spring, avi_membrane, avi_hinge, avi_tet or avi_midedge */
+    const void *rec;   /* the record, of the kind's type */
 } avi_elem;
 
 /* Number of damped potentials (kinds with AVI_KIND_DAMPED, core/kinds.h)

@@ -26,7 +26,7 @@ int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
 static size_t working_set_bytes(const avi_model *m)
 {
     size_t bytes = avi_model_record_count(m) * sizeof *m->vert; /* with auxiliary records */
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         if (avi_kind_flags(k) & AVI_KIND_ELASTIC) bytes += avi_model_potential_count(m, (avi_kind)k) * avi_kind_record_size(k);
     return bytes;
 }
@@ -98,7 +98,7 @@ static avi_engine *events_create_queue(avi_model *m, avi_error *err)
             avi_event ev = {0.0, avi_event_id((unsigned)k, (uint32_t)i), 0};
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             if (avi_group_of(g, ev.id) == AVI_GROUP_NONE && avi_tl_push(&e->queue, ev)) goto oom;
-            if (k < AVI_KIND_CONTACT) e->min_step = fmin(e->min_step, avi_model_time_step(m, (avi_kind)k, i));
+            if (k < AVI_MODEL_KINDS) e->min_step = fmin(e->min_step, avi_model_time_step(m, (avi_kind)k, i));
         }
     return e;
 oom:
@@ -843,7 +843,7 @@ static int events_advance(avi_engine *e, double t_stop)
             if (rc != AVI_OK) goto out;
             continue;
         }
-        if (kind > AVI_KIND_GRAVITY) {
+        if (kind >= AVI_MODEL_KINDS) {
             rc = engine_fail(e, AVI_ERR_RUN, "unknown event kind %u", kind);
             goto out;
         }

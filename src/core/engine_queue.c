@@ -16,7 +16,7 @@ void avi_engine_queue_stats(const avi_engine *e, avi_clock_stats *stats, const u
     memset(stats, 0, sizeof *stats);
     for (uint32_t k = 0; k < g->ngroup; k++)
         if (!grouped || grouped[k]) avi_clock_stats_add(stats, g->group[k].dt);
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
             uint32_t gi = avi_group_of(g, avi_event_id((unsigned)k, (uint32_t)i));
@@ -51,8 +51,8 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     avi_clock_groups *g = &e->groups;
     if (!grouped) avi_groups_free(g);
     else if (!g->group && avi_groups_build(g, m)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    size_t offset[AVI_KIND_CONTACT], o = 0;
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    size_t offset[AVI_MODEL_KINDS], o = 0;
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         offset[k] = o;
         o += avi_model_potential_count(m, (avi_kind)k);
     }
@@ -88,7 +88,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     }
     /* Every scheduled potential has its clock; a pinned one needs none (a
      * checkpoint of a build that scheduled them has one: it is dropped). */
-    for (int k = 0; k < AVI_KIND_CONTACT; k++)
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++)
             if (!seen[offset[k] + i] && !avi_model_potential_pinned(m, (avi_kind)k, i)) {
                 rc = avi_error_set(err, AVI_ERR_INPUT, "%s %zu has no clock", avi_kind_name((avi_kind)k), i);
@@ -114,7 +114,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
     }
     for (size_t i = 0; i < n && rc == AVI_OK; i++) {
         unsigned kind = ev[i].id >> AVI_ID_KIND_SHIFT;
-        if (kind < AVI_KIND_CONTACT && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
+        if (kind < AVI_MODEL_KINDS && avi_model_potential_pinned(m, (avi_kind)kind, ev[i].id & AVI_ID_INDEX_MASK))
             continue;
         uint32_t gi = avi_group_of(g, ev[i].id);
         if ((gi == AVI_GROUP_NONE || !consistent[gi]) && avi_tl_push(&e->queue, ev[i]))

@@ -1,29 +1,15 @@
-/* The potential kinds: one row per kind, and the one place that lists them.
- * Every per-kind switch of the model, the event loop and the observers is
- * generated from these rows (X-macros), so a kind is added here, not in
- * each switch (docs/ARCHITECTURE.md, "Adding a potential kind").
+/* The list of potential kinds: each kind is one unit in src/potentials/
+ * (its row and descriptor, potentials/kind_desc.h); this file only lists
+ * them, in rank order (include/avi/types.h: the tie order, also the order
+ * of energy sums). Every per-kind switch of the model, the event loop and
+ * the observers is generated from the rows (X-macros), and everything that
+ * runs once per model reads the descriptors (avi_kind_desc_of), so a kind
+ * is added in its own files and one line here (docs/ARCHITECTURE.md,
+ * "New kind").
  *
- * Columns of AVI_POTENTIAL_KINDS(X), in the order of the kind ranks
- * (include/avi/types.h, the tie order; also the order of energy sums):
- *   kind      the avi_kind
- *   type      its record (src/potentials/), with uint32_t v[slots] and dt
- *   array     the model's array of records (struct avi_model)
- *   count     the model's count of them
- *   slots     stencil size: the records an event drifts and kicks
- *   vertices  the leading slots that are mesh vertices (the speed cap and
- *             blow-up messages read these; the rest are auxiliary records)
- *   gradient  void f(const type *, const double x[][3], double g[][3])
- *   energy    double f(const type *, const double x[][3])
- *   flags     AVI_KIND_ELASTIC (in the elastic energy; else external, as
- *             gravity), AVI_KIND_DAMPED (core/damping.c has its damping
- *             potential)
- *
- * AVI_LANE_KINDS(X) lists the kinds with an AVX2 specialisation of the
- * gradient, positions and gradient one register per slot (kind, type,
- * lanes gradient: void f(const type *, const __m256d x[], __m256d g[]);
- * x[a] = (x, y, z, tau), g[a] = (x, y, z, +-0)); the event loop uses it
- * where damping is off, and kicks more than 4 slots in chunks of 4 as
- * kick_stencil does. */
+ * Contact stands outside the list: its layers are built by src/contact
+ * during the run, not stored in the model, and its events carry the rank
+ * AVI_KIND_CONTACT = AVI_MODEL_KINDS, after every listed kind. */
 #ifndef AVI_KINDS_H
 #define AVI_KINDS_H
 
@@ -34,24 +20,36 @@
 #include "potentials/midedge.h"
 #include "potentials/gravity.h"
 
-enum { AVI_KIND_ELASTIC = 1, AVI_KIND_DAMPED = 2 };
-
 /* clang-format off */
-#define AVI_POTENTIAL_KINDS(X) \
-    X(AVI_KIND_SPRING,   avi_spring,   springs,   nspring,   2, 2, avi_spring_gradient,   avi_spring_energy,   AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_MEMBRANE, avi_membrane, membranes, nmembrane, 3, 3, avi_membrane_gradient, avi_membrane_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_HINGE,    avi_hinge,    hinges,    nhinge,    4, 4, avi_hinge_gradient,    avi_hinge_energy,    AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_TET,      avi_tet,      tets,      ntet,      4, 4, avi_tet_gradient,      avi_tet_energy,      AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_MIDEDGE,  avi_midedge,  midedges,  nmidedge,  AVI_MIDEDGE_SLOTS, 6, avi_midedge_gradient, avi_midedge_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED) \
-    X(AVI_KIND_GRAVITY,  avi_gravity,  gravity,   ngravity,  1, 1, avi_gravity_gradient,  avi_gravity_energy,  0)
-
-#define AVI_LANE_KINDS(X) \
-    X(AVI_KIND_TET,     avi_tet,     avi_tet_gradient_lanes) \
-    X(AVI_KIND_MIDEDGE, avi_midedge, avi_midedge_gradient_lanes)
+#define AVI_KIND_LIST(F, X) \
+    F(SPRING, X) F(MEMBRANE, X) F(HINGE, X) F(TET, X) F(MIDEDGE, X) F(GRAVITY, X)
 /* clang-format on */
+
+#define AVI_KIND_ROW_OF(N, X) AVI_KIND_ROW_##N(X)
+#define AVI_LANE_ROW_OF(N, X) AVI_LANE_ROW_##N(X)
+#define AVI_DESC_OF(N, X) X(AVI_KIND_##N, AVI_KIND_DESC_##N)
+
+/* X(kind, type, array, count, slots, vertices, gradient, energy, flags) per
+ * kind, and X(kind, type, lanes gradient) per kind with AVX2 lanes. */
+#define AVI_POTENTIAL_KINDS(X) AVI_KIND_LIST(AVI_KIND_ROW_OF, X)
+#define AVI_LANE_KINDS(X) AVI_KIND_LIST(AVI_LANE_ROW_OF, X)
+
+/* The number of listed kinds: the model's kinds, 0 .. AVI_MODEL_KINDS - 1. */
+#define AVI_KIND_ONE(K, ...) +1
+#define AVI_MODEL_KINDS (0 AVI_POTENTIAL_KINDS(AVI_KIND_ONE))
+_Static_assert(AVI_MODEL_KINDS == AVI_KIND_CONTACT && AVI_KIND_CONTACT + 1 == AVI_KIND_COUNT,
+               "every kind but contact is listed here, in rank order");
+
+_Static_assert(AVI_KIND_COUNT <= AVI_KIND_MAX, "public structs have room for AVI_KIND_MAX kinds");
 
 /* The widest stencil: work arrays of generic code are this long. */
 #define AVI_KIND_SLOTS_MEMBER(kind, type, array, count, slots, ...) char array[slots];
 #define AVI_STENCIL_MAX ((int)sizeof(union { AVI_POTENTIAL_KINDS(AVI_KIND_SLOTS_MEMBER) }))
+/* The largest record: a buffer that holds a record of any kind. */
+#define AVI_KIND_RECORD_MEMBER(kind, type, array, ...) type array;
+typedef union { AVI_POTENTIAL_KINDS(AVI_KIND_RECORD_MEMBER) } avi_any_record;
+
+/* The descriptor of a listed kind (NULL for contact and out of range). */
+const avi_kind_desc *avi_kind_desc_of(unsigned kind);
 
 #endif

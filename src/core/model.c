@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *avi_kind_name(avi_kind kind)
-{
-    static const char *names[AVI_KIND_COUNT] = {"spring", "membrane", "hinge", "tet", "midedge", "gravity", "contact"};
-    return (unsigned)kind < AVI_KIND_COUNT ? names[kind] : "unknown";
-}
-
 void avi_lame(double youngs, double poisson, double *mu, double *lambda)
 {
     *mu = youngs / (2.0 * (1.0 + poisson));
@@ -57,9 +51,8 @@ void avi_model_destroy(avi_model *m)
 #define FREE_RECORDS(K, type, array, ...) free(m->array);
     AVI_POTENTIAL_KINDS(FREE_RECORDS)
 #undef FREE_RECORDS
-    free(m->membrane_c);
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) free(m->wave_c[k]);
     free(m->aux);
-    free(m->tet_c);
     free(m->contact_tri);
     free(m->contact_point);
     free(m->vertex_dt);
@@ -221,7 +214,7 @@ int avi_model_add_spring(avi_model *m, uint32_t a, uint32_t b, double stiffness,
     if (!(stiffness >= 0.0) || !isfinite(stiffness) || !isfinite(rest))
         return avi_model_fail(m, AVI_ERR_INPUT, "spring %zu (vertices %u, %u): stiffness %g / rest %g invalid",
                               m->nspring, a, b, stiffness, rest);
-    if (grow((void **)&m->springs, &m->cap_spring, m->nspring + 1, sizeof(avi_spring))) return oom(m);
+    if (grow((void **)&m->springs, &m->springs_cap, m->nspring + 1, sizeof(avi_spring))) return oom(m);
     avi_spring *s = &m->springs[m->nspring++];
     s->v[0] = a;
     s->v[1] = b;
@@ -250,11 +243,11 @@ int avi_model_add_membrane(avi_model *m, uint32_t a, uint32_t b, uint32_t c, con
 {
     uint32_t v[3] = {a, b, c};
     if (not_finalized(m) || check_stencil(m, v, 3, "triangle") || check_shell_material(m, mat)) return m->err.status;
-    if (grow((void **)&m->membranes, &m->cap_membrane, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
-    size_t cap = m->cap_membrane;
-    double *wc = realloc(m->membrane_c, cap * sizeof *wc);
+    if (grow((void **)&m->membranes, &m->membranes_cap, m->nmembrane + 1, sizeof(avi_membrane))) return oom(m);
+    size_t cap = m->membranes_cap;
+    double *wc = realloc(m->wave_c[AVI_KIND_MEMBRANE], cap * sizeof *wc);
     if (!wc) return oom(m);
-    m->membrane_c = wc;
+    m->wave_c[AVI_KIND_MEMBRANE] = wc;
     double X[3][3];
     gather_rest(m, v, 3, X);
     avi_membrane *p = &m->membranes[m->nmembrane];
@@ -280,7 +273,7 @@ int avi_model_add_hinge(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32
 {
     uint32_t v[4] = {a, b, c, d};
     if (not_finalized(m) || check_stencil(m, v, 4, "hinge") || check_shell_material(m, mat)) return m->err.status;
-    if (grow((void **)&m->hinges, &m->cap_hinge, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
+    if (grow((void **)&m->hinges, &m->hinges_cap, m->nhinge + 1, sizeof(avi_hinge))) return oom(m);
     double X[4][3];
     gather_rest(m, v, 4, X);
     avi_hinge *h = &m->hinges[m->nhinge];
@@ -457,7 +450,7 @@ static int add_midedges(avi_model *m, const uint32_t (*tri)[3], size_t count, co
                         int clamp_pinned)
 {
     if (m->aux_placed) return avi_model_fail(m, AVI_ERR_INPUT, "mid-edge bending added after a finalize attempt");
-    if (grow((void **)&m->midedges, &m->cap_midedge, m->nmidedge + count, sizeof *m->midedges)) return oom(m);
+    if (grow((void **)&m->midedges, &m->midedges_cap, m->nmidedge + count, sizeof *m->midedges)) return oom(m);
     avi_midedge *T = &m->midedges[m->nmidedge];
     memset(T, 0, count * sizeof *T);
     for (size_t t = 0; t < count; t++)
@@ -505,10 +498,10 @@ int avi_model_add_tet(avi_model *m, uint32_t a, uint32_t b, uint32_t c, uint32_t
     if (!mat || !(mat->youngs > 0.0) || !(mat->density > 0.0) || !(mat->poisson >= 0.0 && mat->poisson < 0.5) ||
         !isfinite(mat->youngs) || !isfinite(mat->density))
         return avi_model_fail(m, AVI_ERR_INPUT, "solid material needs youngs > 0, density > 0, 0 <= poisson < 0.5");
-    if (grow((void **)&m->tets, &m->cap_tet, m->ntet + 1, sizeof(avi_tet))) return oom(m);
-    double *wc = realloc(m->tet_c, m->cap_tet * sizeof *wc);
+    if (grow((void **)&m->tets, &m->tets_cap, m->ntet + 1, sizeof(avi_tet))) return oom(m);
+    double *wc = realloc(m->wave_c[AVI_KIND_TET], m->tets_cap * sizeof *wc);
     if (!wc) return oom(m);
-    m->tet_c = wc;
+    m->wave_c[AVI_KIND_TET] = wc;
     double X[4][3];
     gather_rest(m, v, 4, X);
     double mu, lambda;

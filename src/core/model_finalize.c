@@ -28,24 +28,41 @@ avi_time_step avi_default_time_step(void)
     return r;
 }
 
+int avi_time_step_set_kind_fixed(avi_time_step *ts, avi_kind kind, double dt)
+{
+    if (!ts || (unsigned)kind >= AVI_KIND_COUNT || !(dt >= 0.0) || !isfinite(dt)) return -1;
+    avi_kind_step *free_slot = NULL;
+    for (int i = 0; i < AVI_KIND_FIXED_MAX; i++) {
+        avi_kind_step *e = &ts->kind_fixed[i];
+        if (e->dt != 0.0 && e->kind == kind) {
+            e->dt = dt;
+            return 0;
+        }
+        if (e->dt == 0.0 && !free_slot) free_slot = e;
+    }
+    if (dt == 0.0) return 0;
+    if (!free_slot) return -1;
+    free_slot->kind = kind;
+    free_slot->dt = dt;
+    return 0;
+}
+
+double avi_time_step_kind_fixed(const avi_time_step *ts, avi_kind kind)
+{
+    for (int i = 0; ts && i < AVI_KIND_FIXED_MAX; i++)
+        if (ts->kind_fixed[i].dt != 0.0 && ts->kind_fixed[i].kind == kind) return ts->kind_fixed[i].dt;
+    return 0.0;
+}
+
+/* The kinds whose steps the rule sets and that set the vertices' steps:
+ * the elastic ones (gravity follows them, contact its layers). */
+static int elastic(int kind) { return (avi_kind_flags((unsigned)kind) & AVI_KIND_ELASTIC) != 0; }
+
 static double *dt_slot(avi_model *m, avi_kind kind, size_t i)
 {
 #define DT_SLOT(K, type, array, ...) case K: return &m->array[i].dt;
     switch (kind) { AVI_POTENTIAL_KINDS(DT_SLOT) default: return NULL; }
 #undef DT_SLOT
-}
-
-/* The potential's Hessian at x (core/damping.c has one for every kind with
- * AVI_KIND_DAMPED; zero for the others). */
-static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*x)[3], double *H)
-{
-    if (!(avi_kind_flags(kind) & AVI_KIND_DAMPED)) {
-        memset(H, 0, 144 * sizeof(double));
-        return;
-    }
-    avi_elem el = {kind, 0, NULL, avi_kind_record(m, kind, i)};
-    el.n = avi_model_stencil(m, kind, i, &el.v);
-    avi_elem_hessian(&el, x, H);
 }
 
 /* omega^2 of a potential: the larger of the values at rest and in the initial
@@ -54,48 +71,46 @@ static void hessian(const avi_model *m, avi_kind kind, size_t i, const double (*
  * of the kind that touch it, so that, as in the element eigenvalue theorem
  * (Irons 1970), the largest frequency of the assembled kind is bounded by the
  * largest stencil frequency; full vertex masses would overestimate the stable
- * step by about the square root of the vertex valence. */
-static double midedge_omega2(const avi_model *m, size_t i, const uint32_t *valence)
+ * step by about the square root of the vertex valence. The kind's descriptor
+ * gives omega^2 (its omega2) or its Hessian (the stencil eigenvalue); an
+ * auxiliary record's rest position is its initial state. NaN for a kind
+ * with neither (give it a fixed step). */
+static double omega2_at(const avi_kind_desc *d, const void *rec, int n, const double (*x)[3], const double *im)
 {
-    const avi_midedge *p = &m->midedges[i];
-    double X[AVI_MIDEDGE_SLOTS][3], x[AVI_MIDEDGE_SLOTS][3], im[AVI_MIDEDGE_SLOTS];
-    for (int a = 0; a < AVI_MIDEDGE_SLOTS; a++) {
-        uint32_t r = p->v[a];
-        v3_copy(X[a], r < m->nv ? m->rest[r] : m->vert[r].x);
-        v3_copy(x[a], m->vert[r].x);
-        im[a] = m->vert[r].inv_mass * valence[r];
-    }
-    double w_rest = avi_midedge_omega2(p, (const double (*)[3])X, im);
-    double w_init = avi_midedge_omega2(p, (const double (*)[3])x, im);
-    return w_rest > w_init ? w_rest : w_init;
+    if (d->omega2) return d->omega2(rec, x, im);
+    if (!d->hessian || n > 4) return NAN;
+    double H[144];
+    d->hessian(rec, x, H);
+    return avi_stencil_omega2(H, n, im);
 }
 
 static double omega2(const avi_model *m, avi_kind kind, size_t i, const uint32_t *valence)
 {
-    if (kind == AVI_KIND_MIDEDGE) return midedge_omega2(m, i, valence);
+    const avi_kind_desc *d = avi_kind_desc_of(kind);
+    const void *rec = avi_kind_record(m, kind, i);
     const uint32_t *v;
     int n = avi_model_stencil(m, kind, i, &v);
-    double X[4][3], x[4][3], im[4], H[144];
+    double X[AVI_STENCIL_MAX][3], x[AVI_STENCIL_MAX][3], im[AVI_STENCIL_MAX];
     for (int a = 0; a < n; a++) {
-        v3_copy(X[a], m->rest[v[a]]);
-        v3_copy(x[a], m->vert[v[a]].x);
-        im[a] = m->vert[v[a]].inv_mass * valence[v[a]];
+        uint32_t r = v[a];
+        v3_copy(X[a], r < m->nv ? m->rest[r] : m->vert[r].x);
+        v3_copy(x[a], m->vert[r].x);
+        im[a] = m->vert[r].inv_mass * valence[r];
     }
-    hessian(m, kind, i, (const double (*)[3])X, H);
-    double w_rest = avi_stencil_omega2(H, n, im);
-    hessian(m, kind, i, (const double (*)[3])x, H);
-    double w_init = avi_stencil_omega2(H, n, im);
+    double w_rest = omega2_at(d, rec, n, (const double (*)[3])X, im);
+    double w_init = omega2_at(d, rec, n, (const double (*)[3])x, im);
     return w_rest > w_init ? w_rest : w_init;
 }
 
+/* The cfl rule, for kinds whose descriptor has an inradius: delta r / c,
+ * c the potential's wave speed (model.c keeps it while building). */
 static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
 {
     const uint32_t *v;
     int n = avi_model_stencil(m, kind, i, &v);
-    double X[4][3];
+    double X[AVI_STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(X[a], m->rest[v[a]]);
-    if (kind == AVI_KIND_TET) return delta * avi_tet_inradius(X) / m->tet_c[i];
-    return delta * avi_triangle_inradius(X) / m->membrane_c[i];
+    return delta * avi_kind_desc_of(kind)->inradius((const double (*)[3])X) / m->wave_c[kind][i];
 }
 
 /* Step levels: each step the rule gave (not the fixed ones) becomes
@@ -109,7 +124,7 @@ static double cfl(const avi_model *m, avi_kind kind, size_t i, double delta)
  * fixed (per kind or per body). */
 static double *rule_step(avi_model *m, const avi_time_step *rule, avi_kind kind, size_t i)
 {
-    if (rule->kind_fixed[kind] > 0.0) return NULL;
+    if (avi_time_step_kind_fixed(rule, kind) > 0.0) return NULL;
     const uint32_t *v;
     avi_model_stencil(m, kind, i, &v);
     if (m->bodies[m->body_of[v[0]]].fixed_dt > 0.0) return NULL;
@@ -134,15 +149,15 @@ static double level_step(double top, double L, double dt)
 static void quantize_steps(avi_model *m, const avi_time_step *rule, double *vertex_min)
 {
     double top = 0.0;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
-        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0; elastic(k) && i < avi_model_potential_count(m, (avi_kind)k); i++) {
             const double *dt = rule_step(m, rule, (avi_kind)k, i);
             if (dt && *dt > top) top = *dt;
         }
     if (!(top > 0.0) || !isfinite(top)) return;
     const double L = rule->levels_per_octave;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
-        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0; elastic(k) && i < avi_model_potential_count(m, (avi_kind)k); i++) {
             double *dt = rule_step(m, rule, (avi_kind)k, i);
             if (dt) *dt = level_step(top, L, *dt);
         }
@@ -180,7 +195,8 @@ static double merged_step(const double *sorted, const double *run, size_t n, dou
 static int merge_rounding_equal_steps(avi_model *m, const avi_time_step *rule, double *vertex_min)
 {
     size_t n = m->nv;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++) n += avi_model_potential_count(m, (avi_kind)k);
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        if (elastic(k)) n += avi_model_potential_count(m, (avi_kind)k);
     double *sorted = malloc((n ? n : 1) * sizeof *sorted), *run = malloc((n ? n : 1) * sizeof *run);
     if (!sorted || !run) {
         free(sorted);
@@ -188,8 +204,8 @@ static int merge_rounding_equal_steps(avi_model *m, const avi_time_step *rule, d
         return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
     }
     size_t c = 0;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
-        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0; elastic(k) && i < avi_model_potential_count(m, (avi_kind)k); i++) {
             const double *dt = rule_step(m, rule, (avi_kind)k, i);
             if (dt) sorted[c++] = *dt;
         }
@@ -198,8 +214,8 @@ static int merge_rounding_equal_steps(avi_model *m, const avi_time_step *rule, d
     qsort(sorted, c, sizeof *sorted, compare_doubles);
     for (size_t a = 0; a < c; a++)
         run[a] = a > 0 && sorted[a] <= run[a - 1] * (1.0 + STEP_MERGE_TOLERANCE) ? run[a - 1] : sorted[a];
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++)
-        for (size_t i = 0; i < avi_model_potential_count(m, (avi_kind)k); i++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0; elastic(k) && i < avi_model_potential_count(m, (avi_kind)k); i++) {
             double *dt = rule_step(m, rule, (avi_kind)k, i);
             if (dt) *dt = merged_step(sorted, run, c, *dt);
         }
@@ -226,10 +242,19 @@ static int check_rule(avi_model *m, const avi_time_step *r)
     if (r->levels_per_octave < 0 || r->levels_per_octave > AVI_MAX_LEVELS_PER_OCTAVE)
         return avi_model_fail(m, AVI_ERR_INPUT, "time_step.levels_per_octave must be in 0..%d (got %d)",
                               AVI_MAX_LEVELS_PER_OCTAVE, r->levels_per_octave);
-    for (int k = 0; k < AVI_KIND_COUNT; k++)
-        if (!(r->kind_fixed[k] >= 0.0 && isfinite(r->kind_fixed[k])))
+    for (int i = 0; i < AVI_KIND_FIXED_MAX; i++) {
+        const avi_kind_step *e = &r->kind_fixed[i];
+        if (e->dt == 0.0) continue;
+        if ((unsigned)e->kind >= AVI_KIND_COUNT)
+            return avi_model_fail(m, AVI_ERR_INPUT, "time_step.kind_fixed[%d]: kind %d is not an avi_kind", i, (int)e->kind);
+        if (!(e->dt > 0.0 && isfinite(e->dt)))
             return avi_model_fail(m, AVI_ERR_INPUT, "fixed time step of kind %s must be positive (got %g)",
-                                  avi_kind_name((avi_kind)k), r->kind_fixed[k]);
+                                  avi_kind_name(e->kind), e->dt);
+        for (int j = 0; j < i; j++)
+            if (r->kind_fixed[j].dt != 0.0 && r->kind_fixed[j].kind == e->kind)
+                return avi_model_fail(m, AVI_ERR_INPUT, "fixed time step of kind %s given twice",
+                                      avi_kind_name(e->kind));
+    }
     return 0;
 }
 
@@ -367,8 +392,11 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
         return avi_model_fail(m, AVI_ERR_RUN, "out of memory");
     }
     for (size_t i = 0; i < nrec; i++) vertex_min[i] = INFINITY;
-    for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         avi_kind kind = (avi_kind)k;
+        if (!elastic(k)) continue;
+        const avi_kind_desc *desc = avi_kind_desc_of(kind);
+        const double kind_dt = avi_time_step_kind_fixed(rule, kind);
         size_t n = avi_model_potential_count(m, kind);
         memset(valence, 0, nrec * sizeof *valence);
         for (size_t i = 0; i < n; i++) {
@@ -381,12 +409,21 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             int nsv = avi_model_stencil(m, kind, i, &v);
             double body_dt = m->bodies[m->body_of[v[0]]].fixed_dt;
             double dt;
-            if (rule->kind_fixed[k] > 0.0) dt = rule->kind_fixed[k];
+            if (kind_dt > 0.0) dt = kind_dt;
             else if (body_dt > 0.0) dt = body_dt;
             else if (rule->rule == AVI_DT_FIXED) dt = rule->fixed;
-            else if (rule->rule == AVI_DT_CFL && (kind == AVI_KIND_TET || kind == AVI_KIND_MEMBRANE))
+            else if (rule->rule == AVI_DT_CFL && desc->inradius)
                 dt = cfl(m, kind, i, rule->delta);
-            else {
+            else if (!desc->omega2 && !desc->hessian) {
+                free(vertex_min);
+                free(valence);
+                m->failed_kind = (int)kind;
+                m->failed_index = i;
+                return avi_model_fail(m, AVI_ERR_INPUT,
+                                      "%s %zu: the kind has no stable-step rule (no Hessian); give "
+                                      "time_step.per_kind.%s or time_step.fixed",
+                                      desc->name, i, desc->name);
+            } else {
                 double safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
                 double w2 = omega2(m, kind, i, valence);
                 /* No dynamics (w2 = 0): resolved below; a NaN w2 comes
@@ -423,7 +460,8 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
             return avi_model_fail(m, AVI_ERR_INPUT,
                                   "no potential has a finite stable time step: give time_step.fixed");
         }
-        for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
+        for (int k = 0; k < AVI_MODEL_KINDS; k++) {
+            if (!elastic(k)) continue;
             size_t n = avi_model_potential_count(m, (avi_kind)k);
             for (size_t i = 0; i < n; i++) {
                 double *dt = dt_slot(m, (avi_kind)k, i);
@@ -438,8 +476,8 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
      * a graded shell with uncapped hinges gained energy steadily. Explicitly
      * fixed steps are left alone. */
     if (rule->neighbor_ratio > 0.0 && rule->rule != AVI_DT_FIXED) {
-        for (int k = 0; k < AVI_KIND_GRAVITY; k++) {
-            if (rule->kind_fixed[k] > 0.0) continue;
+        for (int k = 0; k < AVI_MODEL_KINDS; k++) {
+            if (!elastic(k) || avi_time_step_kind_fixed(rule, (avi_kind)k) > 0.0) continue;
             size_t n = avi_model_potential_count(m, (avi_kind)k);
             for (size_t i = 0; i < n; i++) {
                 const uint32_t *v;
@@ -460,7 +498,7 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
         return m->err.status;
     }
     for (size_t i = 0; i < m->ngravity; i++) {
-        double dt = rule->kind_fixed[AVI_KIND_GRAVITY];
+        double dt = avi_time_step_kind_fixed(rule, AVI_KIND_GRAVITY);
         double body_dt = m->bodies[m->body_of[m->gravity[i].v[0]]].fixed_dt;
         if (!(dt > 0.0)) dt = body_dt > 0.0 ? body_dt : rule->rule == AVI_DT_FIXED ? rule->fixed : 0.0;
         if (!(dt > 0.0)) dt = isfinite(vertex_min[m->gravity[i].v[0]]) ? vertex_min[m->gravity[i].v[0]] : smallest;
@@ -475,12 +513,13 @@ int avi_model_finalize(avi_model *m, const avi_time_step *rule)
     m->vertex_dt = vertex_min;
     m->contact_safety = rule->rule == AVI_DT_STABILITY ? rule->safety : def.safety;
     m->neighbor_ratio = rule->rule == AVI_DT_FIXED ? 0.0 : rule->neighbor_ratio;
-    m->contact_fixed_dt = rule->kind_fixed[AVI_KIND_CONTACT];
+    m->contact_fixed_dt = avi_time_step_kind_fixed(rule, AVI_KIND_CONTACT);
     if (m->has_contact && m->contact.stiffness == 0.0 && auto_contact_stiffness(m)) return m->err.status;
     m->finalized = 1;
-    /* The wave speeds served the cfl rule alone: 8 B a tet or membrane. */
-    free(m->tet_c);
-    free(m->membrane_c);
-    m->tet_c = m->membrane_c = NULL;
+    /* The wave speeds served the cfl rule alone: 8 B a potential. */
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
+        free(m->wave_c[k]);
+        m->wave_c[k] = NULL;
+    }
     return 0;
 }

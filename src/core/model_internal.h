@@ -48,21 +48,17 @@ struct avi_model {
     int nbody, cap_body;
     avi_body *bodies;
 
-    size_t nspring, cap_spring;
-    avi_spring *springs;
-    size_t nmembrane, cap_membrane;
-    avi_membrane *membranes;
-    double *membrane_c; /* wave speed per membrane, for cfl */
-    size_t nhinge, cap_hinge;
-    avi_hinge *hinges;
-    size_t ntet, cap_tet;
-    avi_tet *tets;
-    double *tet_c;      /* wave speed per tet, for cfl */
-    size_t nmidedge, cap_midedge;
-    avi_midedge *midedges; /* slots that name auxiliary records hold their
-                              index into aux until finalizing adds nv */
-    size_t ngravity;
-    avi_gravity *gravity;
+    /* Each kind's records (its row, core/kinds.h): count, capacity, array.
+     * Stencil slots that name auxiliary records hold their index into aux
+     * until finalizing adds nv (place_aux, model_finalize.c). */
+#define AVI_MODEL_RECORDS(K, type, array, count, ...) \
+    size_t count, array##_cap;                         \
+    type *array;
+    AVI_POTENTIAL_KINDS(AVI_MODEL_RECORDS)
+#undef AVI_MODEL_RECORDS
+    /* Wave speed per potential of the kinds with a cfl rule (descriptor's
+     * inradius), until finalizing; NULL for the others. */
+    double *wave_c[AVI_MODEL_KINDS];
 
     /* Auxiliary records (mid-edge bending): edge rotation DOFs (x[0] = phi,
      * v[0] its rate, inv_mass = 1 / I_e) and clamped edges' frozen ghost

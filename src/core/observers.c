@@ -115,9 +115,9 @@ static void describe_largest_energy(const avi_model *m, const double (*xt)[3], c
     double best = 0.0, x[AVI_STENCIL_MAX][3];
     const uint32_t *bv = NULL;
     int bn = 0;
-    avi_kind bk = AVI_KIND_SPRING;
+    avi_kind bk = (avi_kind)0;
     size_t bi = 0;
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
         if (!(avi_kind_flags(k) & AVI_KIND_ELASTIC)) continue;
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             const void *rec = avi_kind_record(m, k, i);

@@ -37,7 +37,7 @@ static avi_refine *refine_create(const avi_engine *e)
     const avi_model *m = e->model;
     avi_refine *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
         r->offset[k] = r->npot;
         r->npot += avi_model_potential_count(m, (avi_kind)k);
     }
@@ -190,7 +190,7 @@ int avi_refine_load(avi_engine *e, avi_state_io *io, avi_error *err)
     for (size_t v = 0; v < r->nv; v++)
         if (!(r->omega[v] >= 0.0) || !isfinite(r->omega[v]))
             return avi_error_set(err, AVI_ERR_INPUT, "refine: vertex %zu has omega %g", v, r->omega[v]);
-    for (unsigned k = 0; k < AVI_KIND_CONTACT; k++)
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(e->model, (avi_kind)k); i < c; i++) {
             size_t p = r->offset[k] + i;
             if (r->level[p] > AVI_REFINE_MAX_LEVEL || (r->level[p] && (k == AVI_KIND_GRAVITY ||

@@ -39,7 +39,7 @@
 #define AVI_REFINE_HOLD 16.0
 
 typedef struct avi_refine {
-    size_t offset[AVI_KIND_CONTACT]; /* potential number = offset[kind] + index */
+    size_t offset[AVI_MODEL_KINDS]; /* potential number = offset[kind] + index */
     size_t npot, nv;
     uint8_t *owned;   /* per potential: its events go through avi_refine_event_begin/_end */
     uint8_t *level;   /* per potential: level of its present step */
@@ -77,7 +77,7 @@ static inline void avi_refine_dissolved(avi_refine *r, uint32_t gi) { r->dissolv
  * without refinement). */
 static inline int avi_refine_level(const avi_refine *r, uint32_t id)
 {
-    if (!r || id >> AVI_ID_KIND_SHIFT >= AVI_KIND_CONTACT) return 0;
+    if (!r || id >> AVI_ID_KIND_SHIFT >= AVI_MODEL_KINDS) return 0;
     return r->level[r->offset[id >> AVI_ID_KIND_SHIFT] + (id & AVI_ID_INDEX_MASK)];
 }
 void avi_refine_destroy(avi_refine *r);

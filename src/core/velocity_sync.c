@@ -76,7 +76,7 @@ SYNC_INLINE void owe_kind(sweep *s, const unsigned kind, uint32_t i, double w, d
  * cross terms. */
 SYNC_INLINE void hessian_kind(sweep *s, const unsigned kind, uint32_t i, double w, double u, double h)
 {
-    if (h == 0.0 || kind == AVI_KIND_GRAVITY) return; /* gravity: H = 0 */
+    if (h == 0.0 || (avi_kind_flags(kind) & AVI_KIND_LINEAR)) return; /* H = 0 */
     const void *rec = avi_kind_record(s->m, kind, i);
     const uint32_t *v = avi_kind_stencil(kind, rec);
     const int n = avi_kind_slots(kind);
@@ -152,7 +152,7 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
     void (*one)(sweep *, unsigned, uint32_t, double, double, double) = s->pass == 1 ? owe_one : hessian_one;
     if (o->sync_h > 0.0) {
         share c = clock_share(t, o->sync_t, o->sync_n, o->sync_h);
-        for (unsigned k = 0; k < AVI_KIND_CONTACT; k++) {
+        for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
             size_t np = avi_model_potential_count(s->m, (avi_kind)k);
             for (size_t i = 0; i < np; i++) one(s, k, (uint32_t)i, c.w, c.u, c.h);
         }

@@ -58,3 +58,28 @@ void avi_hinge_hessian(const avi_hinge *h, const double x[4][3], double H[12][12
             H[c][r] = v;
         }
 }
+
+/* The damping term's rest state: the stiffness kept, A's angle as rest angle. */
+static int hinge_rest_from(const void *rec, const double A[][3], void *out)
+{
+    avi_hinge *h = out;
+    *h = *(const avi_hinge *)rec;
+    h->theta0 = avi_hinge_angle(A);
+    return 0;
+}
+
+AVI_KIND_WRAP_FUNCS(hinge, avi_hinge, avi_hinge_energy, avi_hinge_gradient)
+AVI_KIND_WRAP_HESSIAN(hinge, avi_hinge, 4, avi_hinge_hessian)
+
+const avi_kind_desc avi_kind_hinge = {
+    .name = "hinge",
+    .step_powers = {1, -1, 2, 0},
+    .record_size = sizeof(avi_hinge),
+    .slots = 4,
+    .vertices = 4,
+    .flags = AVI_KIND_ELASTIC | AVI_KIND_DAMPED,
+    .energy = hinge_energy_any,
+    .gradient = hinge_gradient_any,
+    .hessian = hinge_hessian_any,
+    .rest_from = hinge_rest_from,
+};

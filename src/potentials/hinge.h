@@ -6,6 +6,7 @@
 #define AVI_HINGE_H
 
 #include <stdint.h>
+#include "potentials/kind_desc.h"
 #include "base/vec3.h"
 #include "avi/model.h"
 
@@ -24,5 +25,13 @@ double avi_hinge_angle(const double x[4][3]);
 double avi_hinge_energy(const avi_hinge *h, const double x[4][3]);
 void avi_hinge_gradient(const avi_hinge *h, const double x[4][3], double g[4][3]);
 void avi_hinge_hessian(const avi_hinge *h, const double x[4][3], double H[12][12]);
+
+/* The kind's row and descriptor (potentials/kind_desc.h). */
+/* clang-format off */
+#define AVI_KIND_ROW_HINGE(X) X(AVI_KIND_HINGE, avi_hinge, hinges, nhinge, 4, 4, avi_hinge_gradient, avi_hinge_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED)
+#define AVI_LANE_ROW_HINGE(X) 
+#define AVI_KIND_DESC_HINGE avi_kind_hinge
+/* clang-format on */
+extern const avi_kind_desc avi_kind_hinge;
 
 #endif

@@ -89,3 +89,39 @@ double avi_triangle_inradius(const double X[3][3])
     double s = 0.5 * (v3_norm(e1) + v3_norm(e2) + v3_norm(e3));
     return s > 0.0 ? 0.5 * v3_norm(n) / s : 0.0;
 }
+
+/* The damping term's rest state: A's metric, with the material constants
+ * recovered from the record (it stores A0 h with A0 = 1 / (2 det Dm^-1)). */
+static int membrane_rest_from(const void *rec, const double A[][3], void *out)
+{
+    const avi_membrane *p = rec;
+    avi_membrane *r = out;
+    double thickness = p->ah * 2.0 * p->dm_inv[0] * p->dm_inv[3];
+    avi_shell_material unit = {1.0, 0.0, 1.0, 1.0};
+    double area = avi_membrane_init(r, A, &unit);
+    if (!(area > 0.0)) return -1;
+    r->ah = area * thickness;
+    r->mu = p->mu;
+    r->lambda = p->lambda;
+    r->dt = p->dt;
+    return 0;
+}
+
+static double membrane_inradius(const double X[][3]) { return avi_triangle_inradius(X); }
+
+AVI_KIND_WRAP_FUNCS(membrane, avi_membrane, avi_membrane_energy, avi_membrane_gradient)
+AVI_KIND_WRAP_HESSIAN(membrane, avi_membrane, 3, avi_membrane_hessian)
+
+const avi_kind_desc avi_kind_membrane = {
+    .name = "membrane",
+    .step_powers = {1, -1, 0, 0},
+    .record_size = sizeof(avi_membrane),
+    .slots = 3,
+    .vertices = 3,
+    .flags = AVI_KIND_ELASTIC | AVI_KIND_DAMPED,
+    .energy = membrane_energy_any,
+    .gradient = membrane_gradient_any,
+    .hessian = membrane_hessian_any,
+    .rest_from = membrane_rest_from,
+    .inradius = membrane_inradius,
+};

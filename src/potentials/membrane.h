@@ -6,6 +6,7 @@
 #define AVI_MEMBRANE_H
 
 #include <stdint.h>
+#include "potentials/kind_desc.h"
 #include "base/vec3.h"
 #include "avi/model.h"
 
@@ -64,5 +65,13 @@ static inline void avi_membrane_gradient(const avi_membrane *m, const double x[3
         g[0][i] = -(g1 + g2);
     }
 }
+
+/* The kind's row and descriptor (potentials/kind_desc.h). */
+/* clang-format off */
+#define AVI_KIND_ROW_MEMBRANE(X) X(AVI_KIND_MEMBRANE, avi_membrane, membranes, nmembrane, 3, 3, avi_membrane_gradient, avi_membrane_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED)
+#define AVI_LANE_ROW_MEMBRANE(X) 
+#define AVI_KIND_DESC_MEMBRANE avi_kind_membrane
+/* clang-format on */
+extern const avi_kind_desc avi_kind_membrane;
 
 #endif

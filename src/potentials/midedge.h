@@ -35,6 +35,7 @@
 #define AVI_MIDEDGE_H
 
 #include <stdint.h>
+#include "potentials/kind_desc.h"
 #include "base/vec3.h"
 #include "avi/model.h"
 
@@ -111,5 +112,13 @@ void avi_midedge_gradient_lanes(const avi_midedge *p, const __m256d x[AVI_MIDEDG
  * Gauss-Newton Hessian J^T (d2V/dII2) J at x, exact at rest (where
  * dV/dII = 0), as max eig of a 3x3 matrix. */
 double avi_midedge_omega2(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], const double im[AVI_MIDEDGE_SLOTS]);
+
+/* The kind's row and descriptor (potentials/kind_desc.h). */
+/* clang-format off */
+#define AVI_KIND_ROW_MIDEDGE(X) X(AVI_KIND_MIDEDGE, avi_midedge, midedges, nmidedge, AVI_MIDEDGE_SLOTS, 6, avi_midedge_gradient, avi_midedge_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED)
+#define AVI_LANE_ROW_MIDEDGE(X) X(AVI_KIND_MIDEDGE, avi_midedge, avi_midedge_gradient_lanes)
+#define AVI_KIND_DESC_MIDEDGE avi_kind_midedge
+/* clang-format on */
+extern const avi_kind_desc avi_kind_midedge;
 
 #endif

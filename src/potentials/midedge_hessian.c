@@ -175,3 +175,46 @@ void avi_midedge_hessian(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS]
     for (int r = 0; r < N3; r++) /* exact H is symmetric: averaging removes round-off */
         for (int c = r + 1; c < N3; c++) H[r][c] = H[c][r] = 0.5 * (H[r][c] + H[c][r]);
 }
+
+/* ---------------------------------------------------------- descriptor -- */
+
+/* The damping term's rest state: metric and stiffness kept (abar^-1,
+ * Abar D / 2), A's second form as bbar (A's edge DOFs included), so that
+ * the term measures the rate of change of curvature; -1 when a director of
+ * A is past its face. */
+static int midedge_rest_from(const void *rec, const double A[][3], void *out)
+{
+    const avi_midedge *p = rec;
+    avi_midedge *r = out;
+    *r = *p;
+    avi_shell_material unit = {1.0, p->nu, 1.0, 1.0};
+    if (avi_midedge_init(r, A, &unit) != 0) return -1;
+    memcpy(r->P, p->P, sizeof p->P);
+    r->ka = p->ka;
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(r->bbar[k])) return -1;
+    return 0;
+}
+
+static double midedge_omega2_any(const void *rec, const double x[][3], const double *im)
+{
+    return avi_midedge_omega2(rec, x, im);
+}
+
+AVI_KIND_WRAP_FUNCS(midedge, avi_midedge, avi_midedge_energy, avi_midedge_gradient)
+AVI_KIND_WRAP_HESSIAN(midedge, avi_midedge, AVI_MIDEDGE_SLOTS, avi_midedge_hessian)
+
+const avi_kind_desc avi_kind_midedge = {
+    .name = "midedge",
+    .step_powers = {1, -1, 2, 0},
+    .record_size = sizeof(avi_midedge),
+    .slots = AVI_MIDEDGE_SLOTS,
+    .vertices = 6,
+    .flags = AVI_KIND_ELASTIC | AVI_KIND_DAMPED,
+    .energy = midedge_energy_any,
+    .gradient = midedge_gradient_any,
+    .hessian = midedge_hessian_any,
+    .rest_from = midedge_rest_from,
+    .omega2 = midedge_omega2_any,
+    .lanes = 1,
+};

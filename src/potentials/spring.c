@@ -30,3 +30,30 @@ void avi_spring_hessian(const avi_spring *s, const double x[2][3], double H[6][6
             H[3 + i][j] = -K[i][j];
         }
 }
+
+/* The damping term's rest state: A's length as rest length. */
+static int spring_rest_from(const void *rec, const double A[][3], void *out)
+{
+    avi_spring *s = out;
+    *s = *(const avi_spring *)rec;
+    double d[3];
+    v3_sub(d, A[1], A[0]);
+    s->rest = v3_norm(d);
+    return 0;
+}
+
+AVI_KIND_WRAP_FUNCS(spring, avi_spring, avi_spring_energy, avi_spring_gradient)
+AVI_KIND_WRAP_HESSIAN(spring, avi_spring, 2, avi_spring_hessian)
+
+const avi_kind_desc avi_kind_spring = {
+    .name = "spring",
+    .step_powers = {0, -1, 0, 1},
+    .record_size = sizeof(avi_spring),
+    .slots = 2,
+    .vertices = 2,
+    .flags = AVI_KIND_ELASTIC | AVI_KIND_DAMPED,
+    .energy = spring_energy_any,
+    .gradient = spring_gradient_any,
+    .hessian = spring_hessian_any,
+    .rest_from = spring_rest_from,
+};

@@ -3,6 +3,7 @@
 #define AVI_SPRING_H
 
 #include <stdint.h>
+#include "potentials/kind_desc.h"
 #include "base/vec3.h"
 
 typedef struct {
@@ -30,5 +31,13 @@ static inline void avi_spring_gradient(const avi_spring *s, const double x[2][3]
     }
     for (int i = 0; i < 3; i++) { g[1][i] = f * d[i]; g[0][i] = -f * d[i]; }
 }
+
+/* The kind's row and descriptor (potentials/kind_desc.h). */
+/* clang-format off */
+#define AVI_KIND_ROW_SPRING(X) X(AVI_KIND_SPRING, avi_spring, springs, nspring, 2, 2, avi_spring_gradient, avi_spring_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED)
+#define AVI_LANE_ROW_SPRING(X) 
+#define AVI_KIND_DESC_SPRING avi_kind_spring
+/* clang-format on */
+extern const avi_kind_desc avi_kind_spring;
 
 #endif

@@ -91,3 +91,36 @@ double avi_tet_inradius(const double X[4][3])
     double vol = fabs(v3_dot(e1, n)) / 6.0;
     return area > 0.0 ? 3.0 * vol / area : 0.0;
 }
+
+/* The damping term's rest state: A as rest shape, the material constants
+ * recovered from the record (it stores V0 mu and V0 lambda with
+ * V0 = 1 / (6 det Dm^-1)). */
+static int tet_rest_from(const void *rec, const double A[][3], void *out)
+{
+    const avi_tet *p = rec;
+    avi_tet *r = out;
+    double v0 = 1.0 / (6.0 * m3_det(p->dm_inv));
+    if (!(avi_tet_init(r, A, p->vmu / v0, p->vlambda / v0) > 0.0)) return -1;
+    r->dt = p->dt;
+    return 0;
+}
+
+static double tet_inradius(const double X[][3]) { return avi_tet_inradius(X); }
+
+AVI_KIND_WRAP_FUNCS(tet, avi_tet, avi_tet_energy, avi_tet_gradient)
+AVI_KIND_WRAP_HESSIAN(tet, avi_tet, 4, avi_tet_hessian)
+
+const avi_kind_desc avi_kind_tet = {
+    .name = "tet",
+    .step_powers = {1, -1, 0, 0},
+    .record_size = sizeof(avi_tet),
+    .slots = 4,
+    .vertices = 4,
+    .flags = AVI_KIND_ELASTIC | AVI_KIND_DAMPED,
+    .energy = tet_energy_any,
+    .gradient = tet_gradient_any,
+    .hessian = tet_hessian_any,
+    .rest_from = tet_rest_from,
+    .inradius = tet_inradius,
+    .lanes = 1,
+};

@@ -5,6 +5,7 @@
 #define AVI_TET_NEOHOOKEAN_H
 
 #include <stdint.h>
+#include "potentials/kind_desc.h"
 #include "base/vec3.h"
 
 #ifdef __AVX2__
@@ -156,5 +157,13 @@ static inline void avi_tet_gradient(const avi_tet *t, const double x[4][3], doub
     avi_tet_gradient_scalar(t, x, g);
 }
 #endif
+
+/* The kind's row and descriptor (potentials/kind_desc.h). */
+/* clang-format off */
+#define AVI_KIND_ROW_TET(X) X(AVI_KIND_TET, avi_tet, tets, ntet, 4, 4, avi_tet_gradient, avi_tet_energy, AVI_KIND_ELASTIC | AVI_KIND_DAMPED)
+#define AVI_LANE_ROW_TET(X) X(AVI_KIND_TET, avi_tet, avi_tet_gradient_lanes)
+#define AVI_KIND_DESC_TET avi_kind_tet
+/* clang-format on */
+extern const avi_kind_desc avi_kind_tet;
 
 #endif

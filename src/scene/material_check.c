@@ -3,6 +3,7 @@
  * the key, instead of failing later as a zero step or a NaN energy. */
 #include "scene/scene_checks.h"
 #include "base/error.h"
+#include "core/kinds.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -133,14 +134,10 @@ int avi_potential_body(const avi_body_potentials *ranges, size_t body_count, avi
     return -1;
 }
 
-/* Exponents of youngs, density, thickness and stiffness in a kind's squared
- * stable frequency (1 / dt^2). */
-static void step_powers(avi_kind kind, double p[4])
+void avi_kind_step_powers(avi_kind kind, double p[4])
 {
-    p[0] = kind == AVI_KIND_SPRING ? 0.0 : 1.0;
-    p[1] = -1.0;
-    p[2] = kind == AVI_KIND_HINGE || kind == AVI_KIND_MIDEDGE ? 2.0 : 0.0; /* bending */
-    p[3] = kind == AVI_KIND_SPRING ? 1.0 : 0.0;
+    const avi_kind_desc *d = avi_kind_desc_of(kind); /* its step_powers */
+    for (int k = 0; k < 4; k++) p[k] = d ? d->step_powers[k] : 0.0;
 }
 
 int avi_scene_explain_step(const avi_scene *s, const avi_model *m, const avi_body_potentials *ranges,
@@ -153,7 +150,7 @@ int avi_scene_explain_step(const avi_scene *s, const avi_model *m, const avi_bod
     if (b < 0 || s->bodies[b].material < 0) return 0;
     const avi_scene_material *mat = &s->materials[s->bodies[b].material];
     double p[4];
-    step_powers(kind, p);
+    avi_kind_step_powers(kind, p);
     char key[160], values[160];
     avi_material_key(mat, p, key, sizeof key);
     material_values(mat, p, values, sizeof values);

@@ -39,6 +39,9 @@ int avi_scene_check_fail(avi_error *err, const avi_scene *s, const char *fmt, ..
     __attribute__((format(printf, 3, 4)));
 
 /* The body of potential (kind, index), or -1. */
+/* Exponents of youngs, density, thickness and stiffness in a kind's squared
+ * stable frequency (1 / dt^2), from its descriptor. */
+void avi_kind_step_powers(avi_kind kind, double p[4]);
 int avi_potential_body(const avi_body_potentials *ranges, size_t body_count, avi_kind kind, size_t index);
 
 /* After building: the estimated rows, frames and their bytes, and events

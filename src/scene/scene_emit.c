@@ -270,9 +270,9 @@ char *avi_scene_emit(const avi_scene *s)
         sb_printf(&b, ", levels_per_octave: %d", ts->levels_per_octave);
     int any = 0;
     for (int k = 0; k < AVI_KIND_COUNT; k++)
-        if (ts->kind_fixed[k] > 0.0) {
+        if (avi_time_step_kind_fixed(ts, (avi_kind)k) > 0.0) {
             sb_printf(&b, "%s%s: ", any ? ", " : ", per_kind: {", avi_kind_name((avi_kind)k));
-            sb_num(&b, ts->kind_fixed[k]);
+            sb_num(&b, avi_time_step_kind_fixed(ts, (avi_kind)k));
             any = 1;
         }
     sb_printf(&b, "%s, max_events: ", any ? "}" : "");

@@ -75,16 +75,15 @@ static int check_bytes(const avi_scene *s, const avi_model *m, avi_error *err)
 static void step_key(const avi_scene *s, const avi_body_potentials *ranges, avi_kind kind, size_t index, char *key,
                      size_t len)
 {
-    int b = kind < AVI_KIND_GRAVITY ? avi_potential_body(ranges, s->body_count, kind, index) : -1;
-    if (s->time_step.kind_fixed[kind] > 0.0) snprintf(key, len, "time_step.per_kind.%s", avi_kind_name(kind));
+    int b = avi_kind_flags(kind) & AVI_KIND_ELASTIC ? avi_potential_body(ranges, s->body_count, kind, index) : -1;
+    if (avi_time_step_kind_fixed(&s->time_step, kind) > 0.0) snprintf(key, len, "time_step.per_kind.%s", avi_kind_name(kind));
     else if (b >= 0 && s->bodies[b].time_step > 0.0) snprintf(key, len, "bodies.%d.time_step", b);
     else if (s->time_step.rule == AVI_DT_FIXED) snprintf(key, len, "time_step.fixed");
     else if (b >= 0 && s->bodies[b].material >= 0) {
-        /* A stable step: 1 / dt^2 goes as youngs / density (bending: times
-         * thickness^2; springs: stiffness / mass). */
-        const double hinge[4] = {1, -1, 2, 0}, spring[4] = {0, -1, 0, 1}, other[4] = {1, -1, 0, 0};
-        avi_material_key(&s->materials[s->bodies[b].material],
-                         kind == AVI_KIND_HINGE || kind == AVI_KIND_MIDEDGE ? hinge : kind == AVI_KIND_SPRING ? spring : other, key, len);
+        /* A stable step: the material key its kind's 1 / dt^2 goes with. */
+        double p[4];
+        avi_kind_step_powers(kind, p);
+        avi_material_key(&s->materials[s->bodies[b].material], p, key, len);
     } else {
         snprintf(key, len, "time_step");
     }
@@ -94,9 +93,9 @@ static int check_events(const avi_scene *s, const avi_model *m, const avi_body_p
 {
     double events = 0.0, smallest = INFINITY;
     size_t potentials = 0, at = 0;
-    avi_kind kind = AVI_KIND_SPRING;
+    avi_kind kind = (avi_kind)0;
     /* Elastic kinds first: gravity steps follow theirs. */
-    for (int k = 0; k < AVI_KIND_CONTACT; k++) {
+    for (int k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t n = avi_model_potential_count(m, (avi_kind)k);
         potentials += n;
         for (size_t i = 0; i < n; i++) {

@@ -470,9 +470,13 @@ static int load_time_step(vctx *c, const ynode *root, avi_scene *s)
     if (mapping(c, m, "time_step", "per_kind", 0, &pk)) return AVI_ERR_INPUT;
     if (pk) {
         if (check_keys(c, pk, "time_step.per_kind", avi_scene_schema_keys("time_step.per_kind"))) return AVI_ERR_INPUT;
-        for (int k = 0; k < AVI_KIND_COUNT; k++)
-            if (num(c, pk, "time_step.per_kind", avi_kind_name((avi_kind)k), 0, R_POS, &s->time_step.kind_fixed[k]))
-                return AVI_ERR_INPUT;
+        for (int k = 0; k < AVI_KIND_COUNT; k++) {
+            double dt = 0.0;
+            if (num(c, pk, "time_step.per_kind", avi_kind_name((avi_kind)k), 0, R_POS, &dt)) return AVI_ERR_INPUT;
+            if (dt > 0.0 && avi_time_step_set_kind_fixed(&s->time_step, (avi_kind)k, dt) != 0)
+                return avi_error_set(c->err, AVI_ERR_INPUT, "%s: time_step.per_kind.%s: cannot set", c->source,
+                                     avi_kind_name((avi_kind)k));
+        }
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * of the enumerated values that the loader reads and the emitter writes. */
 #include "scene/scene_schema.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* -------------------------------------------------------------- schema -- */
@@ -14,7 +15,7 @@ static const struct {
     {"time", "end"},
     {"integrator", "type alpha tolerance solver"},
     {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
-    {"time_step.per_kind", "spring membrane hinge tet gravity contact"},
+    {"time_step.per_kind", NULL}, /* every kind's name: per_kind_keys */
     {"materials", "*"},
     {"materials.*", "model youngs poisson density thickness stiffness bending"},
     {"bodies.#", "name mesh particles springs links material translate velocity angular_velocity initial pinned time_step"},
@@ -32,10 +33,25 @@ static const struct {
     {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
 };
 
+/* The keys of time_step.per_kind: the kinds' names (their descriptors),
+ * in rank order. */
+static const char *per_kind_keys(void)
+{
+    static char keys[AVI_KIND_COUNT * 24];
+    if (!keys[0]) {
+        char buf[sizeof keys];
+        size_t n = 0;
+        for (int k = 0; k < AVI_KIND_COUNT; k++)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", k ? " " : "", avi_kind_name((avi_kind)k));
+        memcpy(keys, buf, sizeof keys);
+    }
+    return keys;
+}
+
 const char *avi_scene_schema_keys(const char *context)
 {
     for (size_t i = 0; i < sizeof schema / sizeof schema[0]; i++)
-        if (strcmp(schema[i].context, context) == 0) return schema[i].keys;
+        if (strcmp(schema[i].context, context) == 0) return schema[i].keys ? schema[i].keys : per_kind_keys();
     return NULL;
 }
 

@@ -148,8 +148,8 @@ static int ball_drop_build(const ball_drop_setup *s, ball_drop_model *b)
     avi_time_step rule = avi_default_time_step();
     if (s->levels >= 0) rule.levels_per_octave = s->levels;
     if (s->safety > 0.0) rule.safety = s->safety;
-    if (s->contact_dt > 0.0) rule.kind_fixed[AVI_KIND_CONTACT] = s->contact_dt;
-    if (s->tet_dt > 0.0) rule.kind_fixed[AVI_KIND_TET] = s->tet_dt;
+    if (s->contact_dt > 0.0) avi_time_step_set_kind_fixed(&rule, AVI_KIND_CONTACT, s->contact_dt);
+    if (s->tet_dt > 0.0) avi_time_step_set_kind_fixed(&rule, AVI_KIND_TET, s->tet_dt);
     return avi_model_finalize(b->m, &rule) ? -1 : 0;
 }
 

@@ -37,7 +37,7 @@ static void probe_clocks(const avi_engine *e, double t, void *user)
     cp->refined = 0;
     for (size_t k = 0; k < nq; k++) {
         unsigned kind = ev[k].id >> AVI_ID_KIND_SHIFT;
-        if (kind >= AVI_KIND_GRAVITY) continue;
+        if (!(avi_kind_flags(kind) & AVI_KIND_ELASTIC)) continue;
         int level = avi_refine_level(e->refine, ev[k].id);
         double dt = ldexp(avi_model_time_step(m, (avi_kind)kind, ev[k].id & AVI_ID_INDEX_MASK), -level);
         cp->off_grid += ev[k].t != (double)ev[k].n * dt;
