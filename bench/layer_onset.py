@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One unit mass through one penalty layer (docs/research/contact_energy.md,
-"The smooth onset"): x'' = -omega^2 f(s), s the penetration, leapfrog at
+"Tried in issue 29"): x'' = -omega^2 f(s), s the penetration, leapfrog at
 omega h, 200 entry phases; the largest |E_out - E_in| / E_in over the phases.
 Laws: Harmon's layer f = s (stiffness jumps at s = 0; delta 0) and the smooth
 onset tried in issue 29 (stiffness 3 r^2 - 2 r^3, r = s / delta, up to delta;
