@@ -4,7 +4,7 @@
 omega h, 200 entry phases; the largest |E_out - E_in| / E_in over the phases.
 Laws: Harmon's layer f = s (stiffness jumps at s = 0; delta 0) and the smooth
 onset tried in issue 29 (stiffness 3 r^2 - 2 r^3, r = s / delta, up to delta;
-energy its exact integral; not in src/contact). The mass reaches s_max = 1 with the
+energy its exact integral; branch `contact`, 42f008f, not in src/). The mass reaches s_max = 1 with the
 kinked law (speed omega); delta is given relative to that.
     bench/layer_onset.py [OMEGA_H...]      (default 0.125 0.0625 0.03125)"""
 import sys

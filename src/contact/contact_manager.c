@@ -230,35 +230,41 @@ int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst)
 
 int avi_contact_reindex(avi_contact_manager *cm) { return hash_rebuild(cm, cm->nst); }
 
-/* The largest inverse mass of side A plus that of side B. */
-static double sides_inv_mass(const avi_vertex *V, const avi_contact_stencil *s)
-{
-    if (s->type == AVI_STENCIL_VF)
-        return V[s->v[0]].inv_mass + fmax(V[s->v[1]].inv_mass, fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass));
-    return fmax(V[s->v[0]].inv_mass, V[s->v[1]].inv_mass) + fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass);
-}
-
-/* Layer-1 step of a stencil: its stability step safety * 2 / omega with
+/* Layer-1 step of a stencil: safety * 2 / (ONSET_RESOLUTION omega) with
  * omega^2 bounded by AVI_CONTACT_VALENCE k_1 (max inverse mass of side A +
  * of side B): the distance gradient has unit length on each side spread
  * over convex weights, and a vertex can be in that many overlapping
  * stencils at once (a vertex over a flat mesh is as close to every triangle
  * and edge around the nearest vertex). The neighbour cap of the time-step
- * rule applies as to elastic potentials. The layer's smooth onset
- * (contact_potential.h) keeps the energy through it at this step; with
- * Harmon's kinked layer the step had to be 4 times shorter
- * (docs/research/contact_energy.md). */
-/* AVI_BENCH_ONSET_RESOLUTION: a bench-only divisor of the layer-1 step
- * above (bench/cost_of_accuracy.sh; 4.0 prices the former quarter step);
- * default builds never define it. */
+ * rule applies as to elastic potentials. */
+/* A layer's force has a kink at d = eta_l (C^1 penalty), which the stencil
+ * crosses at a random phase of the layer's step: the leapfrog then keeps
+ * its energy only to about 0.25 (omega_l dt_l)^2 of the energy that went
+ * through the layer, either sign, per entry and exit (one mass through one
+ * such onset: 0.1-0.25 (omega h)^2 over the phases). At omega_l dt_l = 2
+ * safety / sqrt(AVI_CONTACT_VALENCE) = 0.125 that left up to 2.4e-3 of E0
+ * on the ball of docs/research/contact_energy.md; a layer step 4 times
+ * shorter keeps every run of its sweep within 1e-3 (contact events are a
+ * small share of a contact run's events). AVI_BENCH_ONSET_RESOLUTION is a
+ * bench-only knob (bench/cost_of_accuracy.sh prices the rule with 1.0, a
+ * physically invalid build); default builds never define it. */
 #ifdef AVI_BENCH_ONSET_RESOLUTION
 #define ONSET_RESOLUTION AVI_BENCH_ONSET_RESOLUTION
 #else
-#define ONSET_RESOLUTION 1.0
+#define ONSET_RESOLUTION 4.0
 #endif
 static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
 {
-    double w2 = AVI_CONTACT_VALENCE * cm->k1 * sides_inv_mass(m->vert, s);
+    const avi_vertex *V = m->vert;
+    double side_a, side_b;
+    if (s->type == AVI_STENCIL_VF) {
+        side_a = V[s->v[0]].inv_mass;
+        side_b = fmax(V[s->v[1]].inv_mass, fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass));
+    } else {
+        side_a = fmax(V[s->v[0]].inv_mass, V[s->v[1]].inv_mass);
+        side_b = fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass);
+    }
+    double w2 = AVI_CONTACT_VALENCE * cm->k1 * (side_a + side_b);
     double dt = w2 > 0.0 ? 2.0 * cm->safety / (ONSET_RESOLUTION * sqrt(w2)) : cm->window_max;
     if (cm->neighbor_ratio > 0.0) {
         double cap = INFINITY;
@@ -293,32 +299,6 @@ static double resolved_step(const avi_contact_manager *cm, const avi_contact_ste
     return dt;
 }
 
-/* The step every layer of stencil s takes: its own step dt_own, halved until
- * it resolves the stencil's summed layers, omega_s dt <= STENCIL_RESOLUTION
- * with omega_s^2 = k_1 sum_{j <= L} j^3 (inverse masses of both sides), L
- * the stencil's layers. Each layer is stable on its own step, but a stencil
- * deep in a stack oscillates at omega_s, and a shallow layer's slow impulses
- * sampling that oscillation gain energy as unrefined elastic clocks did
- * (+5.6e-3 of E0 on the ball of docs/research/contact_energy.md at
- * 0.2 m/s, eta_1 = 5e-5, omega_s dt up to 14; at omega_s dt <= 1 the worst
- * N = 8 run was -1.1e-3, at 0.5 within the bar). With one layer
- * omega_s dt_1 <= 0.125 and nothing changes. */
-#define STENCIL_RESOLUTION 0.5
-/* Layers 2 and deeper take a quarter of their own step: the thin deep zones
- * are crossed fast (N = 8 ball, eta_1 = 5e-5, 1 m/s: +1.4e-3 / +1.0e-3 of
- * E0, step levels / exact, with every layer at its own step and no
- * re-clocking; +6.6e-4 / +8.2e-4 with this). Layer 1 alone (sphere-plate,
- * resting contact on one layer) keeps its stability step. */
-#define DEEP_LAYER_RESOLUTION 4.0
-static double stencil_step(const avi_contact_manager *cm, const avi_contact_stencil *s, double dt_own)
-{
-    if (cm->model->contact_fixed_dt > 0.0) return dt_own;
-    double half = 0.5 * (double)s->layers * (double)(s->layers + 1); /* sqrt(sum j^3) */
-    double omega = half * sqrt(cm->k1 * sides_inv_mass(cm->model->vert, s)), dt = dt_own;
-    for (int k = 0; k < 30 && omega * dt > STENCIL_RESOLUTION; k++) dt *= 0.5;
-    return dt;
-}
-
 /* Layer l of a stencil on vertices v came (sign +1) or went (-1): each
  * vertex's summed layer stiffness K_v = k_1 sum l^3 changes, and the engine
  * refines the elastic steps on it to resolve sqrt(K_v / m_v)
@@ -332,55 +312,6 @@ static int layers_changed(avi_engine *e, avi_contact_manager *cm, const uint32_t
         double im = cm->model->vert[v[a]].inv_mass;
         if (im == 0.0) continue;
         int rc = avi_engine_refine(e, v[a], sqrt(avi_layer_stiffness(cm->k1, 1) * (double)cm->layer_sum[v[a]] * im));
-        if (rc) return rc;
-    }
-    return AVI_OK;
-}
-
-/* Queues potential `slot`'s event (t, n), its only current one. */
-static int schedule_pot(avi_engine *e, avi_contact_potential *p, uint32_t slot, double t, uint32_t n)
-{
-    p->t_next = t;
-    p->n_next = n;
-    return avi_engine_schedule(e, (avi_event){t, avi_event_id(AVI_KIND_CONTACT, slot), n});
-}
-
-/* After stencil s gained a layer at t: every layer but the two deepest (the
- * new one, and the one whose event activated it, which switches at that
- * event) whose step no longer resolves the stack is re-clocked now, not at
- * its next event: a fast impact builds 20-50 layers within one step of
- * layer 1. The inserted event at t closes the interval since its last event
- * with the weight (t - t_last) - dt_old / 2 (its last kick had given
- * dt_old / 2 forward) and opens the new one with dt_new / 2; its queued
- * entry goes stale (dropped at its pop, not owed). */
-static int reclock_shallow(avi_engine *e, avi_contact_manager *cm, uint32_t si, double t)
-{
-    avi_contact_stencil *s = &cm->st[si];
-    uint32_t top = cm->pot[s->deepest].prev;
-    if (top == AVI_NO_SLOT) return AVI_OK;
-    int have_d = 0;
-    double d = 0.0, x[4][3], gd[4][3];
-    avi_vertex *V = (avi_vertex *)cm->model->vert;
-    for (uint32_t slot = cm->pot[top].prev; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev) {
-        avi_contact_potential *q = &cm->pot[slot];
-        double target = stencil_step(cm, s, q->dt_own);
-        if (!(target < q->dt) || q->n_next == 0) continue;
-        if (!have_d) {
-            avi_drift(V, q->v, 4, t, x);
-            d = q->type == AVI_STENCIL_VF ? avi_pt_distance_gradient((const double (*)[3])x, gd)
-                                          : avi_ee_distance_gradient((const double (*)[3])x, gd);
-            have_d = 1;
-        }
-        if (d < q->eta) {
-            double w = ((t - q->t_last) - 0.5 * q->dt + 0.5 * target) * (-q->k * avi_penalty_force(q->eta - d, q->onset));
-            avi_kick(V, q->v, 4, w, (const double (*)[3])gd);
-            avi_check_speed(&cm->clock, V, q->v, 4, t);
-        }
-        if (target < cm->dt_min) cm->dt_min = target;
-        q->dt = target;
-        q->t0 = t;
-        q->t_last = t;
-        int rc = schedule_pot(e, q, slot, t + target, 1);
         if (rc) return rc;
     }
     return AVI_OK;
@@ -419,23 +350,19 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     p->prev = s->deepest;
     p->eta = avi_layer_thickness(cm->eta1, cm->eta_inf, l);
     p->k = avi_layer_stiffness(cm->k1, l);
-    p->onset = avi_layer_onset(cm->eta1, cm->eta_inf, l);
     /* A fixed contact step (time_step.per_kind.contact) holds for every
      * layer: with all other steps fixed to the same value the run is the
      * synchronous explicit integrator, contact included. */
-    p->dt_own = cm->model->contact_fixed_dt > 0.0 ? cm->model->contact_fixed_dt
-                                                  : resolved_step(cm, s, l, t) / (l >= 2 ? DEEP_LAYER_RESOLUTION : 1.0);
-    s->deepest = slot;
-    s->layers = (uint16_t)l;
-    p->dt = stencil_step(cm, s, p->dt_own);
+    p->dt = cm->model->contact_fixed_dt > 0.0 ? cm->model->contact_fixed_dt : resolved_step(cm, s, l, t);
     if (p->dt < cm->dt_min) cm->dt_min = p->dt;
     p->t0 = t;
+    s->deepest = slot;
+    s->layers = (uint16_t)l;
     cm->alive++;
     cm->activations++;
     int rc = layers_changed(e, cm, p->v, l, +1);
-    if (!rc) rc = schedule_pot(e, p, slot, t, 0);
-    if (!rc && cm->model->contact_fixed_dt == 0.0) rc = reclock_shallow(e, cm, si, t);
-    return rc;
+    if (rc) return rc;
+    return avi_engine_schedule(e, (avi_event){t, avi_event_id(AVI_KIND_CONTACT, slot), 0});
 }
 
 /* Retires the deepest layer of a stencil (its queue entry goes lazily). */
@@ -603,14 +530,12 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
     uint32_t slot = ev.id & AVI_ID_INDEX_MASK, n = ev.n;
     double t = ev.t;
     avi_contact_potential *p = &cm->pot[slot];
-    if (t != p->t_next || n != p->n_next) return AVI_OK; /* stale: re-clocked (reclock_shallow) */
     if (!p->alive) {
         p->prev = cm->free_slot;
         cm->free_slot = slot;
         return AVI_OK;
     }
     ++*count;
-    p->t_last = t;
     avi_vertex *V = cm->model->vert;
     double x[4][3], gd[4][3];
     avi_drift(V, p->v, 4, t, x);
@@ -633,29 +558,14 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
             return rc; /* retired: no next event */
         }
     }
-    /* The stencil's layers may have changed: the step from here on, with the
-     * impulse weight (dt_prev + dt_next) / 2 when it changes (an AVI admits
-     * any sequence of event times per potential). */
-    const avi_contact_stencil *ps = &cm->st[p->stencil];
-    double dt_next = stencil_step(cm, ps, p->dt_own);
-    /* Refine at once; coarsen only once the stencil is down to one layer
-     * (coarsening as the stack unwinds pumps energy, as for elastic clocks). */
-    if (ps->layers > 1 && p->dt < dt_next) dt_next = p->dt;
-    double span = dt_next == p->dt ? (n == 0 ? 0.5 : 1.0) * p->dt : 0.5 * ((n == 0 ? 0.0 : p->dt) + dt_next);
     if (d < p->eta) {
         /* The engine's kick, with the penalty's derivative in the weight. */
-        double w = span * (-p->k * avi_penalty_force(p->eta - d, p->onset));
+        double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
         avi_kick(V, p->v, 4, w, (const double (*)[3])gd);
         avi_check_speed(&cm->clock, V, p->v, 4, t);
         if (cm->mu > 0.0) friction_step(cm, e, V, p, (const double (*)[3])gd, -w, t);
     }
-    if (dt_next != p->dt) {
-        if (dt_next < cm->dt_min) cm->dt_min = dt_next;
-        p->dt = dt_next;
-        p->t0 = t;
-        return schedule_pot(e, p, slot, t + dt_next, 1);
-    }
-    return schedule_pot(e, p, slot, p->t0 + (double)(n + 1) * p->dt, n + 1);
+    return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }
 
 void avi_contact_owe(const avi_contact_manager *cm, uint32_t slot, double t_next, uint32_t n, double t, const double (*xt)[3],
@@ -663,7 +573,6 @@ void avi_contact_owe(const avi_contact_manager *cm, uint32_t slot, double t_next
 {
     const avi_contact_potential *p = &cm->pot[slot];
     if (!p->alive) return; /* retired out of reach: no force */
-    if (t_next != p->t_next || n != p->n_next) return; /* stale entry (reclock_shallow) */
     double w = avi_owed_weight(t, t_next, n, p->dt), x[4][3], g[4][3];
     for (int a = 0; a < 4; a++) v3_copy(x[a], xt[p->v[a]]);
     if (w == 0.0 || !avi_contact_gradient(p, (const double (*)[3])x, g)) return;
@@ -686,7 +595,7 @@ void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy
         dmin = fmin(dmin, d);
         for (uint32_t slot = s->deepest; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev) {
             const avi_contact_potential *p = &cm->pot[slot];
-            if (d < p->eta) sum += p->k * avi_penalty_energy(p->eta - d, p->onset);
+            if (d < p->eta) sum += 0.5 * p->k * (p->eta - d) * (p->eta - d);
         }
     }
     *energy = sum;

@@ -15,16 +15,12 @@
  *   (d - 2 vcap W > eta_1). Retired potentials leave the queue lazily.
  * A retired layer exerts no force (d > eta_l), so retiring changes nothing.
  *
- * Energy: layer 1 steps at its stability step, omega_1 dt_1 = 2 safety /
- * sqrt(AVI_CONTACT_VALENCE) (0.125 at safety 0.25); each layer's stiffness
- * starts smoothly over its zone (contact_potential.h): with Harmon's layer
- * the stiffness jumps at d = eta_l, crossed at a random phase of the step,
- * which left about 0.25 (omega_l dt_l)^2 of the energy passing through the
- * layer, either sign, and needed steps 4 times shorter. Layers 2 and deeper
- * take a quarter of their own step, and every layer of a stencil in a stack
- * steps short enough to resolve the stack's summed stiffness, re-clocked
- * when the stack deepens (stencil_step, reclock_shallow in
- * contact_manager.c; docs/research/contact_energy.md). The larger error is the elastic potentials on a
+ * Energy: each layer steps at omega_l dt_l = 2 safety / (4
+ * sqrt(AVI_CONTACT_VALENCE)) (0.031 at safety 0.25), 4 times below its
+ * stability step: its force has a kink at d = eta_l, crossed at a random
+ * phase of its step, which leaves about 0.25 (omega_l dt_l)^2 of the energy
+ * passing through the layer, either sign (ONSET_RESOLUTION in
+ * contact_manager.c). The larger error is the elastic potentials on a
  * vertex in contact. A vertex carrying a load F sits
  * in layers whose summed stiffness K must hold F within eta_1 - eta_inf
  * (K ~ F / (eta_1 - eta_inf)), while the elastic potentials on it keep their

@@ -19,13 +19,8 @@
     X("potential_prev", npot, 1, U32, cm->pot[i].prev)                        \
     X("potential_thickness", npot, 1, F64, cm->pot[i].eta)                    \
     X("potential_stiffness", npot, 1, F64, cm->pot[i].k)                      \
-    X("potential_onset", npot, 1, F64, cm->pot[i].onset)                      \
     X("potential_dt", npot, 1, F64, cm->pot[i].dt)                            \
     X("potential_t0", npot, 1, F64, cm->pot[i].t0)                            \
-    X("potential_dt_own", npot, 1, F64, cm->pot[i].dt_own)                    \
-    X("potential_t_last", npot, 1, F64, cm->pot[i].t_last)                    \
-    X("potential_t_next", npot, 1, F64, cm->pot[i].t_next)                    \
-    X("potential_n_next", npot, 1, U32, cm->pot[i].n_next)                    \
     X("stencil_type", nst, 1, U8, cm->st[i].type)                             \
     X("stencil_primitives", nst, 2, U32, *(j ? &cm->st[i].b : &cm->st[i].a))  \
     X("stencil_vertices", nst, 4, U32, cm->st[i].v[j])                        \
@@ -76,7 +71,7 @@ static int check(const avi_contact_manager *cm, avi_error *err)
         const avi_contact_potential *p = &cm->pot[i];
         int bad = p->type > AVI_STENCIL_EE || (p->prev != AVI_NO_SLOT && p->prev >= cm->npot) ||
                   (p->alive && (p->stencil >= cm->nst || p->layer < 1 || !isfinite(p->eta) || !isfinite(p->k) ||
-                                !(p->onset >= 0.0 && p->onset < INFINITY) || !isfinite(p->dt) || !(p->dt_own >= p->dt) || !isfinite(p->t0)));
+                                !isfinite(p->dt) || !isfinite(p->t0)));
         for (int a = 0; a < 4; a++) bad |= p->alive && p->v[a] >= nv;
         if (bad) return avi_error_set(err, AVI_ERR_INPUT, "contact potential %zu is inconsistent", i);
     }
@@ -97,13 +92,6 @@ int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
 {
     long np = io->count(io, "potential_type"), ns = io->count(io, "stencil_type");
     if (np < 0 || ns < 0) return avi_error_set(err, AVI_ERR_INPUT, "contact: no potentials or stencils");
-    /* The layers' smooth onset and stencil steps (contact_potential.h,
-     * contact_manager.c) changed the layer law: a checkpoint from before
-     * them cannot go on under the same law. */
-    if (io->count(io, "potential_onset") < 0 || io->count(io, "potential_dt_own") < 0 ||
-        io->count(io, "potential_t_next") < 0)
-        return avi_error_set(err, AVI_ERR_INPUT, "contact: the checkpoint was written before the penalty layers' smooth "
-                                                 "onset (no potential_onset); rerun from the scene");
     if (avi_contact_reserve(cm, (size_t)np, (size_t)ns)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     void *buf = scratch((size_t)(np > ns ? np : ns));
     if (!buf) return avi_error_set(err, AVI_ERR_RUN, "out of memory");

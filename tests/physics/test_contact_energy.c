@@ -7,10 +7,9 @@
  * src/core/refine.c: +26 % and restitution 1.09 without), and two free
  * balls keep their linear momentum.
  * make test also holds the issue's bar (|dE| <= 1e-3 E0, restitution
- * <= 1.001) for the N = 8 runs of the sweep that missed it with Harmon's
- * kinked layers at omega_l dt_l = 0.125 (now the layers' step, with their
- * smooth onset: src/contact/contact_potential.h), and for other safeties
- * and a much smaller inner thickness.
+ * <= 1.001) for the N = 8 runs of the sweep that missed it with layer steps
+ * at omega_l dt_l = 0.125 (contact_manager.c, ONSET_RESOLUTION), and for
+ * other safeties and a much smaller inner thickness.
  * make test-long: the bar for every N = 8 run of the sweep, and for thin
  * layers on the finer ball at 0.2 and 1 m/s. */
 #include "../unit/check_main.h"
