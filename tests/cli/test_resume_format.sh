@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# The checkpoint format across versions: checkpoints written by main
-# 549844c (tests/data/checkpoints/written_by_549844c.tar.gz: output and
+# The checkpoint format across versions: checkpoints written by an earlier
+# main (tests/data/checkpoints/written_by_COMMIT.tar.gz: output and
 # checkpoint of an AVI run with contact, friction and refined clocks, of an
 # AVI bar with clock groups and of a dcr bar; made with the commands below)
 # resume with this avi bitwise as this avi's uninterrupted runs, and this
 # avi's checkpoints at the same times have the same groups, datasets,
 # types, shapes and attributes, and the same values but for the run's
 # identity (run id, last row digest, program version, content hash).
+# A change that alters the bits of one of these runs on purpose (physics)
+# replaces the archive, written by the binary of the commit before it:
+#   MAKE_CHECKPOINTS=tests/data/checkpoints/written_by_COMMIT.tar.gz AVI=... tests/cli/test_resume_format.sh
 set -u
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bad=0
+if [ -n "${MAKE_CHECKPOINTS:-}" ]; then
+  case $MAKE_CHECKPOINTS in /*) archive=$MAKE_CHECKPOINTS ;; *) archive=$PWD/$MAKE_CHECKPOINTS ;; esac
+else
+  archives=("$ROOT"/tests/data/checkpoints/written_by_*.tar.gz)
+  [ ${#archives[@]} -eq 1 ] && [ -f "${archives[0]}" ] || { echo "expected one tests/data/checkpoints/written_by_*.tar.gz"; exit 1; }
+  archive=${archives[0]}
+fi
+old=${archive##*/written_by_}; old=${old%.tar.gz}
 cd "$work"
-mkdir old && tar xzf "$ROOT/tests/data/checkpoints/written_by_549844c.tar.gz" -C old || { echo "cannot unpack the checkpoints"; exit 1; }
+if [ -z "${MAKE_CHECKPOINTS:-}" ]; then
+  mkdir old && tar xzf "$archive" -C old || { echo "cannot unpack the checkpoints"; exit 1; }
+fi
 
 # The scenes as the files were made: avi run SCENE ARGS --set time.end=T -o NAME.h5
 SP=(--set output.energy_every=4e-6 --set output.frame_every=6e-5 --set output.checkpoint_every=2e-5
@@ -70,20 +83,29 @@ PY
 # case NAME SCENE T_CHECKPOINT T_END ARGS...
 case_() {
   local name=$1 scene=$2 tc=$3 te=$4; shift 4
+  if [ -n "${MAKE_CHECKPOINTS:-}" ]; then
+    (mkdir -p old && cd old && "$AVI" run "$scene" "$@" --set time.end="$tc" -o "$name.h5" --quiet) ||
+      { echo "$name: run failed"; bad=$((bad + 1)); }
+    return
+  fi
   "$AVI" run "$scene" "$@" --set time.end="$te" -o "$name-ref.h5" --quiet || { echo "$name: reference run failed"; bad=$((bad + 1)); return; }
   # in new/, so that the checkpoint records the same output name
   (mkdir -p new && cd new && "$AVI" run "$scene" "$@" --set time.end="$tc" -o "$name.h5" --quiet) ||
     { echo "$name: first part failed"; bad=$((bad + 1)); return; }
-  layout "old/$name.h5.ckpt" "new/$name.h5.ckpt" || { echo "$name: this avi's checkpoint differs in layout or values from 549844c's"; bad=$((bad + 1)); }
+  layout "old/$name.h5.ckpt" "new/$name.h5.ckpt" || { echo "$name: this avi's checkpoint differs in layout or values from $old's"; bad=$((bad + 1)); }
   cp "old/$name.h5" "old/$name.h5.ckpt" .
-  "$AVI" resume "$name.h5" --set time.end="$te" --quiet 2>err || { echo "$name: resuming 549844c's checkpoint failed: $(cat err)"; bad=$((bad + 1)); return; }
-  same "$name-ref.h5" "$name.h5" || { echo "$name: resumed from 549844c's checkpoint, differs from the uninterrupted run"; bad=$((bad + 1)); }
+  "$AVI" resume "$name.h5" --set time.end="$te" --quiet 2>err || { echo "$name: resuming $old's checkpoint failed: $(cat err)"; bad=$((bad + 1)); return; }
+  same "$name-ref.h5" "$name.h5" || { echo "$name: resumed from $old's checkpoint, differs from the uninterrupted run"; bad=$((bad + 1)); }
 }
 
 case_ sp sphere-plate 8e-5 1.2e-4 "${SP[@]}"
 "$PYTHON" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); sys.exit(0 if f['/refine/potential_level'][()].max() > 0 and f['/contact/friction_work'][0] > 0 else 1)" \
-  old/sp.h5.ckpt || { echo "sp: 549844c's checkpoint holds no refined clock or no friction work"; bad=$((bad + 1)); }
+  old/sp.h5.ckpt || { echo "sp: $old's checkpoint holds no refined clock or no friction work"; bad=$((bad + 1)); }
 case_ bar bar 0.1 0.2 "${BAR[@]}"
 case_ dcr bar 0.1 0.2 "${DCR[@]}"
-echo "resume format: $bad problems"
+if [ -n "${MAKE_CHECKPOINTS:-}" ]; then
+  [ "$bad" -eq 0 ] && mkdir -p "${archive%/*}" && tar czf "$archive" -C old . && echo "wrote $archive" && exit 0
+  exit 1
+fi
+echo "resume format: $bad problems (checkpoints of $old)"
 [ "$bad" -eq 0 ]
