@@ -294,7 +294,7 @@ run: deps
 # command-line stage starts once every tree is built: its scripts run make
 # (test_install.sh), which must not read a tree being written.
 TALLY = $(B)/test-tally
-TEST_STAGES := test-unit test-physics test-san test-cli test-compilers
+TEST_STAGES := test-physics test-unit test-san test-cli test-compilers
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
 	@mkdir -p $(B); rm -f $(TALLY); start=$$(date +%s); \
@@ -316,10 +316,15 @@ ALL_TREES := programs $(UNIT_BIN) $(PHYS_BIN) $(SAN_UNIT) $(SAN)/avi $(CLANG_UNI
 test-unit: $(UNIT_BIN) | programs
 	@AVI_TEST_STAGE=$@ tests/run_suite.sh $(UNIT_BIN)
 
-# The physics programs, a stage of their own so that make test runs them
-# beside the unit tests.
-test-physics: $(PHYS_BIN) | programs
-	@AVI_TEST_STAGE=$@ tests/run_suite.sh $(PHYS_BIN)
+# The physics programs, a stage of their own, each program a job of its
+# own (the longest first), so that make test spreads them over its jobs.
+PHYS_FIRST := test_friction test_hertz test_sphere_plate test_contact_energy
+PHYS_RUN := $(addprefix run-physics/,$(foreach t,$(PHYS_FIRST),$(filter $(t),$(PHYS_BIN:$(B)/tests/%=%))) \
+                                     $(filter-out $(PHYS_FIRST),$(PHYS_BIN:$(B)/tests/%=%)))
+.PHONY: $(PHYS_RUN)
+test-physics: $(PHYS_RUN)
+$(PHYS_RUN): run-physics/%: $(B)/tests/% | programs
+	@AVI_TEST_STAGE=test-physics tests/run_suite.sh $<
 
 # jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
 # test_contact_short.sh: short contact runs (AVI with and without friction,
