@@ -159,7 +159,9 @@ $(B)-clang/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH
 $(B)-noarch/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT))
 $(B)-pic/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH) $(CFLAGS))
 $(foreach t,$(B) $(B)-san $(B)-clang $(B)-noarch $(B)-pic,$(t)/src/run/provenance.o): $(B)/gen/build_commit
-$(B)/gen/build_commit: FORCE
+# (Not forced under make test's stages: built just before, and a job then
+# would hold back whatever waits on it.)
+$(B)/gen/build_commit: $(if $(TEST_ALL_TREES),,FORCE)
 	@mkdir -p $(dir $@); echo '$(GIT_DESCRIBE)' | cmp -s - $@ || echo '$(GIT_DESCRIBE)' > $@
 .PHONY: FORCE
 
@@ -258,11 +260,15 @@ $(CLANG)/toolchain.txt:
 # program, $(B)/tests/check_penetration, through HDF5, not libavi.
 ONE_TREE_TESTS := test_check_penetration
 CLANG_RUN := $(filter-out $(ONE_TREE_TESTS:%=$(CLANG)/tests/%),$(CLANG_UNIT))
-test-compilers: programs $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
-	@AVI_TEST_QUICK=1 AVI_TEST_STAGE=$@ tests/run_suite.sh $(CLANG_RUN)
+# Two jobs, so that make test runs them side by side.
+.PHONY: test-compilers-unit test-compilers-compare
+test-compilers: test-compilers-unit test-compilers-compare
+test-compilers-unit: $(CLANG_UNIT) | programs
+	@AVI_TEST_QUICK=1 AVI_TEST_STAGE=test-compilers tests/run_suite.sh $(CLANG_RUN)
+test-compilers-compare: programs $(CLANG)/avi $(NOARCH)/avi
 	@s=$$(date +%s); if tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi; then r="1 0 0"; else r="0 1 0"; fi; \
 	t=$$(( $$(date +%s) - s )); echo "  [compare_builds] $${t}s"; \
-	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r $$t $@" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
+	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r $$t test-compilers" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
 
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
 # against trigraphs), included by src/io/builtin_scenes.c. The directory is a
@@ -295,11 +301,19 @@ run: deps
 # (test_install.sh), which must not read a tree being written.
 TALLY = $(B)/test-tally
 TEST_STAGES := test-physics test-unit test-san test-cli test-compilers
+# make -j starts the goals' jobs in this order: the longest physics program
+# first, then the stages that wait on other trees' builds; the other physics
+# and unit programs fill the jobs in between.
+TEST_GOALS = $(filter run-physics/test_friction,$(PHYS_RUN)) test-san test-cli test-compilers test-physics test-unit
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+# The gcc tree first (every stage needs it; make would otherwise put off
+# whatever waits on its generated files until the other trees are built).
 test: deps
 	@mkdir -p $(B); rm -f $(TALLY); start=$$(date +%s); \
-	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(TEST_JOBS)) \
-	  --output-sync=target --no-print-directory TEST_ALL_TREES=1 $(TEST_STAGES); rc=$$?; \
+	$(MAKE) -k $(TEST_J) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN); rc1=$$?; \
+	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k $(TEST_J) \
+	  --output-sync=target --no-print-directory TEST_ALL_TREES=1 $(TEST_GOALS); rc=$$?; [ $$rc1 -eq 0 ] || rc=$$rc1; \
 	touch $(TALLY); awk -v rc=$$rc -v t=$$(( $$(date +%s) - start )) -v stages=$(words $(TEST_STAGES)) \
 	  '{ p += $$1; f += $$2; k += $$3; n++; if (NF >= 5) { s[$$5] += $$4; if (!($$5 in o)) o[$$5] = ++m } } \
 	   END { if (rc && !f) { print "a stage stopped before its tests ended (see above): counted as 1 failed"; f = 1 } \
@@ -330,9 +344,12 @@ $(PHYS_RUN): run-physics/%: $(B)/tests/% | programs
 # test_contact_short.sh: short contact runs (AVI with and without friction,
 # dcr), so that the contact paths run under ASan and UBSan too.
 SAN_RUN := $(filter-out $(ONE_TREE_TESTS:%=$(SAN)/tests/%),$(SAN_UNIT))
-test-san: $(SAN_UNIT) $(SAN)/avi programs
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 AVI_TEST_STAGE=$@ tests/run_suite.sh $(SAN_RUN)
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi AVI_TEST_STAGE=$@ \
+.PHONY: test-san-unit test-san-cli
+test-san: test-san-unit test-san-cli
+test-san-unit: $(SAN_UNIT) | programs
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 AVI_TEST_STAGE=test-san tests/run_suite.sh $(SAN_RUN)
+test-san-cli: $(SAN)/avi | programs
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi AVI_TEST_STAGE=test-san \
 	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
 	  tests/cli/test_file_safety.sh tests/cli/test_contact_short.sh
 
@@ -356,8 +373,14 @@ paraview-deps:
 	  fi; \
 	fi
 
-test-cli: programs shared paraview-deps | $(if $(TEST_ALL_TREES),$(ALL_TREES))
-	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then AVI_BIN=$(AVI) AVI_TEST_STAGE=$@ tests/run_cli.sh; fi
+# The scripts in two jobs (odd and even places in the list), side by side
+# under make test.
+CLI_SCRIPTS := $(sort $(wildcard tests/cli/test_*.sh))
+.PHONY: test-cli-1 test-cli-2
+test-cli: test-cli-1 test-cli-2
+test-cli-1 test-cli-2: test-cli-%: programs shared paraview-deps | $(if $(TEST_ALL_TREES),$(ALL_TREES))
+	@set -- $$(printf '%s\n' $(CLI_SCRIPTS) | awk 'NR % 2 == $* % 2'); \
+	if [ $$# -gt 0 ]; then AVI_BIN=$(AVI) AVI_TEST_STAGE=test-cli tests/run_cli.sh "$$@"; fi
 
 test-long: deps
 	@$(MAKE) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN)
