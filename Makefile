@@ -6,8 +6,9 @@
 #                   install the missing ones (make, make run, make test,
 #                   make test-long, make bench and make valgrind run it first)
 #   make run        build and run the default sphere-plate scene
-#   make test       build and run the whole suite (test-unit, test-san,
-#                   test-cli, test-compilers), ending with one total line
+#   make test       build and run the whole suite (test-unit, test-physics,
+#                   test-san, test-cli, test-compilers; TEST_JOBS at a time),
+#                   ending with the elapsed time and one total line
 #   make test-long  long physics runs (minutes)
 #   make bench      benchmarks; figures in bench/README.md
 #   make valgrind   unit tests under valgrind
@@ -33,6 +34,7 @@
 #   CFLAGS   your flags (default -g), added after OPT and ARCH: CFLAGS=-g
 #            keeps -O3 and ARCH; set OPT or ARCH to change those (a -O in
 #            CFLAGS comes later and wins)
+#   TEST_JOBS  jobs make test runs at once (default: the CPUs)
 #   CPPFLAGS, LDFLAGS, LDLIBS  added to the preprocessor, link and library
 #            flags
 #   CHOLMOD_CFLAGS, CHOLMOD_LIBS  where CHOLMOD is: from pkg-config when a
@@ -110,7 +112,7 @@ SAN_FLAGS:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 SAN_LIB  := $(SAN)/libavi.a
 SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 
-.PHONY: all programs deps paraview-deps run test test-unit test-san test-cli test-compilers test-long bench valgrind \
+.PHONY: all programs deps paraview-deps run test test-unit test-physics test-san test-cli test-compilers test-long bench valgrind \
         clean fuzz install install-files uninstall shared
 # The entry points check the dependencies first and then build in a
 # sub-make, so that no compiler runs (even under -j) before the check is
@@ -157,7 +159,9 @@ $(B)-clang/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH
 $(B)-noarch/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT))
 $(B)-pic/src/run/provenance.o: FIXED_CFLAGS += $(call build_info,$(OPT) $(ARCH) $(CFLAGS))
 $(foreach t,$(B) $(B)-san $(B)-clang $(B)-noarch $(B)-pic,$(t)/src/run/provenance.o): $(B)/gen/build_commit
-$(B)/gen/build_commit: FORCE
+# (Not forced under make test's stages: built just before, and a job then
+# would hold back whatever waits on it.)
+$(B)/gen/build_commit: $(if $(TEST_ALL_TREES),,FORCE)
 	@mkdir -p $(dir $@); echo '$(GIT_DESCRIBE)' | cmp -s - $@ || echo '$(GIT_DESCRIBE)' > $@
 .PHONY: FORCE
 
@@ -252,10 +256,19 @@ $(CLANG)/toolchain.txt:
 	fi; $(CLANG_CC) --version | head -n 1 > $@
 
 # Unit tests under clang, then short runs of built-in scenes by every avi.
-test-compilers: programs $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi
-	@AVI_TEST_QUICK=1 tests/run_suite.sh $(CLANG_UNIT)
-	@if tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi; then r="1 0 0"; else r="0 1 0"; fi; \
-	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
+# test_check_penetration runs in $(B) alone: it checks the one checker
+# program, $(B)/tests/check_penetration, through HDF5, not libavi.
+ONE_TREE_TESTS := test_check_penetration
+CLANG_RUN := $(filter-out $(ONE_TREE_TESTS:%=$(CLANG)/tests/%),$(CLANG_UNIT))
+# Two jobs, so that make test runs them side by side.
+.PHONY: test-compilers-unit test-compilers-compare
+test-compilers: test-compilers-unit test-compilers-compare
+test-compilers-unit: $(CLANG_UNIT) | programs
+	@AVI_TEST_QUICK=1 AVI_TEST_STAGE=test-compilers tests/run_suite.sh $(CLANG_RUN)
+test-compilers-compare: programs $(CLANG)/avi $(NOARCH)/avi
+	@s=$$(date +%s); if tests/compare_builds.sh $(AVI) $(CLANG)/avi $(NOARCH)/avi; then r="1 0 0"; else r="0 1 0"; fi; \
+	t=$$(( $$(date +%s) - s )); echo "  [compare_builds] $${t}s"; \
+	[ -z "$${AVI_TEST_TALLY:-}" ] || echo "$$r $$t test-compilers" >> "$$AVI_TEST_TALLY"; [ "$$r" = "1 0 0" ]
 
 # Built-in scenes: data/scenes/*.yaml as C string literals ("?" escaped
 # against trigraphs), included by src/scene/builtin_scenes.c. The directory is a
@@ -278,30 +291,65 @@ run: deps
 	/usr/bin/python3 tools/plot_energy.py $(RUN_OUT) -o $(RUN_OUT:.h5=_energy.png)
 
 # Each stage's runner (run_suite.sh, run_cli.sh) appends "passed failed
-# skipped" to $(TALLY); make test runs every stage (-k: a failing stage does
-# not hide the others), then ends with the elapsed time and one total line,
-# and fails if any stage failed, or stopped before its tests (a build error).
+# skipped seconds stage" to $(TALLY). make test runs the stages side by
+# side, TEST_JOBS jobs at a time (default: the CPUs; a make -jN jobserver
+# wins), each job's output printed whole when it ends (--output-sync), and
+# every stage (-k: a failing stage does not hide the others); then the
+# stages' times, the elapsed time and one total line. It fails if any stage
+# failed, or stopped before its tests (a build error). Under make test the
+# command-line stage starts once every tree is built: its scripts run make
+# (test_install.sh), which must not read a tree being written.
 TALLY = $(B)/test-tally
+TEST_STAGES := test-physics test-unit test-san test-cli test-compilers
+# make -j starts the goals' jobs in this order: the longest physics program
+# first, then the stages that wait on other trees' builds; the other physics
+# and unit programs fill the jobs in between.
+TEST_GOALS = $(filter run-physics/test_friction,$(PHYS_RUN)) test-san test-cli test-compilers test-physics test-unit
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+# The gcc tree first (every stage needs it; make would otherwise put off
+# whatever waits on its generated files until the other trees are built).
 test: deps
 	@mkdir -p $(B); rm -f $(TALLY); start=$$(date +%s); \
-	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k --no-print-directory test-unit test-san test-cli test-compilers; rc=$$?; \
-	touch $(TALLY); awk -v rc=$$rc -v t=$$(( $$(date +%s) - start )) \
-	  '{ p += $$1; f += $$2; k += $$3; n++ } \
+	$(MAKE) -k $(TEST_J) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN); rc1=$$?; \
+	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k $(TEST_J) \
+	  --output-sync=target --no-print-directory TEST_ALL_TREES=1 $(TEST_GOALS); rc=$$?; [ $$rc1 -eq 0 ] || rc=$$rc1; \
+	touch $(TALLY); awk -v rc=$$rc -v t=$$(( $$(date +%s) - start )) -v stages=$(words $(TEST_STAGES)) \
+	  '{ p += $$1; f += $$2; k += $$3; n++; if (NF >= 5) { s[$$5] += $$4; if (!($$5 in o)) o[$$5] = ++m } } \
 	   END { if (rc && !f) { print "a stage stopped before its tests ended (see above): counted as 1 failed"; f = 1 } \
-	         printf "make test: %d runs in 4 stages, %d min %d s\n", n, t / 60, t % 60; \
+	         line = "make test: stage times (tests, not builds):"; \
+	         for (i = 1; i <= m; i++) for (x in o) if (o[x] == i) line = line sprintf("%s %s %d s", i > 1 ? "," : "", x, s[x]); \
+	         print line; \
+	         printf "make test: %d runs in %d stages, %d min %d s\n", n, stages, t / 60, t % 60; \
 	         printf "%d passed, %d failed, %d skipped\n", p, f, k; exit (f > 0) }' $(TALLY)
+# Every tree make test builds: the command-line stage waits for them.
+ALL_TREES := programs $(UNIT_BIN) $(PHYS_BIN) $(SAN_UNIT) $(SAN)/avi $(CLANG_UNIT) $(CLANG)/avi $(NOARCH)/avi shared
 
 # Some unit tests compare with build/avi and run check_penetration: built
 # first (order only), so that they never find them missing and skip.
-test-unit: $(UNIT_BIN) $(PHYS_BIN) | programs
-	@tests/run_suite.sh $(UNIT_BIN) $(PHYS_BIN)
+test-unit: $(UNIT_BIN) | programs
+	@AVI_TEST_STAGE=$@ tests/run_suite.sh $(UNIT_BIN)
+
+# The physics programs, a stage of their own, each program a job of its
+# own (the longest first), so that make test spreads them over its jobs.
+PHYS_FIRST := test_friction test_hertz test_sphere_plate test_contact_energy
+PHYS_RUN := $(addprefix run-physics/,$(foreach t,$(PHYS_FIRST),$(filter $(t),$(PHYS_BIN:$(B)/tests/%=%))) \
+                                     $(filter-out $(PHYS_FIRST),$(PHYS_BIN:$(B)/tests/%=%)))
+.PHONY: $(PHYS_RUN)
+test-physics: $(PHYS_RUN)
+$(PHYS_RUN): run-physics/%: $(B)/tests/% | programs
+	@AVI_TEST_STAGE=test-physics tests/run_suite.sh $<
 
 # jemalloc's allocator is not loaded in the sanitizer build: ASan brings its own.
 # test_contact_short.sh: short contact runs (AVI with and without friction,
 # dcr), so that the contact paths run under ASan and UBSan too.
-test-san: $(SAN_UNIT) $(SAN)/avi programs
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 tests/run_suite.sh $(SAN_UNIT)
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi \
+SAN_RUN := $(filter-out $(ONE_TREE_TESTS:%=$(SAN)/tests/%),$(SAN_UNIT))
+.PHONY: test-san-unit test-san-cli
+test-san: test-san-unit test-san-cli
+test-san-unit: $(SAN_UNIT) | programs
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 AVI_TEST_QUICK=1 AVI_TEST_STAGE=test-san tests/run_suite.sh $(SAN_RUN)
+test-san-cli: $(SAN)/avi | programs
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AVI_BIN=$(SAN)/avi AVI_TEST_STAGE=test-san \
 	  tests/run_cli.sh tests/cli/test_bad_input.sh tests/cli/test_run_output.sh tests/cli/test_resume_integrity.sh \
 	  tests/cli/test_file_safety.sh tests/cli/test_contact_short.sh
 
@@ -325,8 +373,14 @@ paraview-deps:
 	  fi; \
 	fi
 
-test-cli: programs shared paraview-deps
-	@if [ -d tests/cli ] && ls tests/cli/test_*.sh >/dev/null 2>&1; then AVI_BIN=$(AVI) tests/run_cli.sh; fi
+# The scripts in two jobs (odd and even places in the list), side by side
+# under make test.
+CLI_SCRIPTS := $(sort $(wildcard tests/cli/test_*.sh))
+.PHONY: test-cli-1 test-cli-2
+test-cli: test-cli-1 test-cli-2
+test-cli-1 test-cli-2: test-cli-%: programs shared paraview-deps | $(if $(TEST_ALL_TREES),$(ALL_TREES))
+	@set -- $$(printf '%s\n' $(CLI_SCRIPTS) | awk 'NR % 2 == $* % 2'); \
+	if [ $$# -gt 0 ]; then AVI_BIN=$(AVI) AVI_TEST_STAGE=test-cli tests/run_cli.sh "$$@"; fi
 
 test-long: deps
 	@$(MAKE) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the command-line tests (tests/cli/test_*.sh) against build/avi and ends
-# with one summary line ("N passed, N failed, N skipped"). A script that
+# with one summary line ("N passed, N failed, N skipped"; AVI_TEST_STAGE
+# names the stage there, with its seconds). A script that
 # exits 77 could not run here (it says why): skipped, never passed.
 set -u
 cd "$(dirname "$0")/.."
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 # pick test scripts (default: all).
 avi=${AVI_BIN:-build/avi}; [[ $avi = /* ]] || avi="$PWD/$avi"
 export AVI="$avi" PYTHON=/usr/bin/python3 ROOT="$PWD"
-pass=0; fail=0; skip=0; failed=(); skipped=()
+pass=0; fail=0; skip=0; failed=(); skipped=(); stage_start=$EPOCHSECONDS
 scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
 for t in "${scripts[@]}"; do
   start=$EPOCHREALTIME
@@ -20,7 +21,8 @@ for t in "${scripts[@]}"; do
 done
 [ ${#skipped[@]} -gt 0 ] && printf 'SKIPPED: %s\n' "${skipped[@]}"
 [ ${#failed[@]} -gt 0 ] && printf 'FAILED: %s\n' "${failed[@]}"
-echo "$pass passed, $fail failed, $skip skipped"
-# make test adds every stage's counts up (the Makefile's test target).
-[ -z "${AVI_TEST_TALLY:-}" ] || echo "$pass $fail $skip" >> "$AVI_TEST_TALLY"
+secs=$((EPOCHSECONDS - stage_start))
+echo "${AVI_TEST_STAGE:+$AVI_TEST_STAGE: }$pass passed, $fail failed, $skip skipped${AVI_TEST_STAGE:+ in $secs s}"
+# make test adds every stage's counts and seconds up (the Makefile's test target).
+[ -z "${AVI_TEST_TALLY:-}" ] || echo "$pass $fail $skip $secs ${AVI_TEST_STAGE:-cli}" >> "$AVI_TEST_TALLY"
 [ "$fail" -eq 0 ]

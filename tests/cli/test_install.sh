@@ -199,7 +199,11 @@ except avi.Error as e:
 # Ctrl-C stops a run with a checkpoint, as SIGINT stops avi run; avi.resume
 # continues it to a file bitwise that of an uninterrupted run.
 import signal, subprocess, threading
-ov = {"time.end": 1000.0, "output.energy_every": 0.05, "output.frame_every": 1.0}
+# 100 s of bar: far past the Ctrl-C at 0.5 s, and a lost Ctrl-C fails in a
+# minute (at 1000 s it ran 14 min, twice). Python ignores SIGINT when
+# started with it ignored (a background job of a script): restore Ctrl-C.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+ov = {"time.end": 100.0, "output.energy_every": 0.05, "output.frame_every": 1.0}
 ki = os.path.join(work, "ki.h5")
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 try:
