@@ -33,6 +33,7 @@ quick_args() {
     graded) echo "--steps 300 --repeat 1" ;;
     xdmf) echo "--frames 100,1000 --rewrite-max 100" ;;
     order4) echo "--quick" ;;
+    async_order4) echo "--quick" ;;
     pmodel) echo "bar --tets 1e4 --events 2e5 --windows 256 --verify 256" ;;
     barrier) echo "--rounds 20000" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
