@@ -10,7 +10,7 @@ if ! command -v objdump >/dev/null || [ "$(uname -m)" != x86_64 ]; then
   echo "skipped: needs objdump on x86-64"; exit 77
 fi
 [ -f "$obj" ] || { echo "missing $obj (run make first)"; exit 1; }
-n=$(objdump -d --no-show-raw-insn "$obj" | awk '/^[0-9a-f]+ <.*>:$/{f=$2} /prefetch/ && f ~ /avi_engine_advance|run_tie/{c++} END{print c+0}')
+n=$(objdump -d --no-show-raw-insn "$obj" | awk '/^[0-9a-f]+ <.*>:$/{f=$2} /prefetch/ && f ~ /events_advance|avi_engine_advance|run_tie|run_members_tie/{c++} END{print c+0}')
 # The group tick alone asks for the records and vertices of members ahead,
 # of the next groups, and the single-clock path for the queue's next entries.
 if [ "$n" -lt 8 ]; then
