@@ -254,6 +254,18 @@ static void ghosts_of(const table *t, const int *owner, ghosts *g)
 }
 
 typedef struct {
+    double t;
+    uint32_t p;
+} tev;
+
+static int cmp_tev(const void *a, const void *b)
+{
+    const tev *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+typedef struct {
     double alpha_ns, beta_ns_per_byte, event_ns, rows;
 } costs;
 
@@ -261,25 +273,37 @@ typedef struct {
 typedef struct {
     uint64_t *events, *ghost_reads;
     double time_ns, compute_ns, latency_ns, bandwidth_ns, reduce_ns;
-    uint64_t windows;
+    uint64_t windows, hops, hops_max; /* cross-rank hops: sum and max over windows */
+    double hop_ns;
     double msgs_per_window, bytes_per_window; /* max over ranks, mean over windows */
 } result;
 
 static void model(const table *t, const int *owner, const ghosts *g, int P, const costs *c, double s_ev,
                   double s_bytes, result *res)
 {
-    /* events bucketed by window, potentials in table order within one */
+    /* events bucketed by window, then in serial order (time, then id:
+     * the table is in id order) within one */
     uint64_t nw = (uint64_t)floor(t->t_end / t->dt_min) + 2;
     uint64_t *start = xcalloc(nw + 1, sizeof *start);
     for (size_t p = 0; p < t->npot; p++)
         for (uint32_t n = 0; n < t->nev[p]; n++) start[(uint64_t)((double)n * t->dt[p] / t->dt_min) + 1]++;
     for (uint64_t w = 0; w < nw; w++) start[w + 1] += start[w];
-    uint32_t *ev = xmalloc(t->events * sizeof *ev);
+    tev *ev = xmalloc(t->events * sizeof *ev);
     uint64_t *fill = xmalloc(nw * sizeof *fill);
     memcpy(fill, start, nw * sizeof *fill);
     for (size_t p = 0; p < t->npot; p++)
-        for (uint32_t n = 0; n < t->nev[p]; n++) ev[fill[(uint64_t)((double)n * t->dt[p] / t->dt_min)]++] = (uint32_t)p;
+        for (uint32_t n = 0; n < t->nev[p]; n++) {
+            double te = (double)n * t->dt[p];
+            ev[fill[(uint64_t)(te / t->dt_min)]++] = (tev){te, (uint32_t)p};
+        }
     free(fill);
+    for (uint64_t w = 0; w < nw; w++) qsort(ev + start[w], start[w + 1] - start[w], sizeof *ev, cmp_tev);
+    /* cross-rank hops: an event that reads a vertex last updated in this
+     * window by another rank waits for one message from it */
+    uint32_t *lev = xcalloc(t->nv, sizeof *lev), *vstamp = xcalloc(t->nv, sizeof *vstamp);
+    int *writer = xcalloc(t->nv, sizeof *writer);
+    res->hops = 0;
+    res->hops_max = 0;
     uint32_t *gstamp = xcalloc(g->n, sizeof *gstamp);
     uint32_t *sstamp = xcalloc((size_t)P * P, sizeof *sstamp), *kstamp = xcalloc((size_t)P * P, sizeof *kstamp);
     uint64_t *e_r = xcalloc((size_t)P, sizeof *e_r), *m_r = xcalloc((size_t)P, sizeof *m_r);
@@ -293,13 +317,28 @@ static void model(const table *t, const int *owner, const ghosts *g, int P, cons
         if (start[w + 1] == start[w]) continue;
         uint32_t st = (uint32_t)(w + 1);
         res->windows++;
+        uint32_t hw = 0;
         memset(e_r, 0, (size_t)P * sizeof *e_r);
         memset(m_r, 0, (size_t)P * sizeof *m_r);
         memset(b_r, 0, (size_t)P * sizeof *b_r);
         for (uint64_t i = start[w]; i < start[w + 1]; i++) {
-            uint32_t p = ev[i];
+            uint32_t p = ev[i].p;
             int r = prank(t, owner, p);
             e_r[r]++;
+            uint32_t h = 0;
+            for (uint32_t e = t->first[p]; e < t->first[p + 1]; e++) {
+                uint32_t v = t->verts[e];
+                if (vstamp[v] != st) continue;
+                uint32_t need = lev[v] + (writer[v] != r);
+                if (need > h) h = need;
+            }
+            for (uint32_t e = t->first[p]; e < t->first[p + 1]; e++) {
+                uint32_t v = t->verts[e];
+                if (vstamp[v] != st || h > lev[v]) lev[v] = h;
+                vstamp[v] = st;
+                writer[v] = r;
+            }
+            if (h > hw) hw = h;
             res->events[r]++;
             for (uint32_t e = t->first[p]; e < t->first[p + 1]; e++) {
                 int32_t s = g->gs[e];
@@ -328,6 +367,8 @@ static void model(const table *t, const int *owner, const ghosts *g, int P, cons
         res->compute_ns += s_ev * (double)emax * c->event_ns;
         res->latency_ns += c->alpha_ns * (double)mmax;
         res->bandwidth_ns += c->beta_ns_per_byte * s_bytes * bmax;
+        res->hops += hw;
+        if (hw > res->hops_max) res->hops_max = hw;
         msum += (double)mmax;
         bsum += s_bytes * bmax;
     }
@@ -335,8 +376,12 @@ static void model(const table *t, const int *owner, const ghosts *g, int P, cons
     res->time_ns = res->compute_ns + res->latency_ns + res->bandwidth_ns + res->reduce_ns;
     res->msgs_per_window = res->windows ? msum / (double)res->windows : 0.0;
     res->bytes_per_window = res->windows ? bsum / (double)res->windows : 0.0;
+    res->hop_ns = c->alpha_ns * (double)res->hops;
     free(start);
     free(ev);
+    free(lev);
+    free(vstamp);
+    free(writer);
     free(gstamp);
     free(sstamp);
     free(kstamp);
@@ -575,12 +620,15 @@ int main(int argc, char **argv)
                "\"mesh_tets\": %.0f, \"scale_events\": %.3f, \"edge_cut\": %ld, \"ghosts\": %zu, \"ghost_fraction\": %.4f, "
                "\"windows\": %llu, \"imbalance\": %.3f, \"msgs_per_window\": %.1f, \"bytes_per_window\": %.0f, "
                "\"compute_ms\": %.3f, \"latency_ms\": %.3f, \"bandwidth_ms\": %.3f, \"reduce_ms\": %.4f, \"time_ms\": %.3f, "
-               "\"ideal_ms\": %.3f, \"efficiency\": %.3f}\n",
+               "\"ideal_ms\": %.3f, \"efficiency\": %.3f, \"hops_per_window\": %.1f, \"hops_max\": %llu, \"time_ordered_ms\": %.3f, "
+               "\"efficiency_ordered\": %.3f}\n",
                scene, per_rank > 0.0 ? "weak" : "strong", P, want / P, mesh_tets, s_ev, cut, g.n,
                nfree ? (double)g.n / (double)nfree : 0.0, (unsigned long long)res.windows,
                sum ? (double)emax * P / (double)sum : 0.0, res.msgs_per_window, res.bytes_per_window,
                1e-6 * res.compute_ns, 1e-6 * res.latency_ns, 1e-6 * res.bandwidth_ns, 1e-6 * res.reduce_ns,
-               1e-6 * res.time_ns, 1e-6 * ideal, res.time_ns > 0 ? ideal / res.time_ns : 0.0);
+               1e-6 * res.time_ns, 1e-6 * ideal, res.time_ns > 0 ? ideal / res.time_ns : 0.0,
+               res.windows ? (double)res.hops / (double)res.windows : 0.0, (unsigned long long)res.hops_max,
+               1e-6 * (res.time_ns + res.hop_ns), ideal / (res.time_ns + res.hop_ns));
         fflush(stdout);
         if (verify) {
             int b = brute_check(&t, owner, &g, P, &res) + (sum != t.events);
