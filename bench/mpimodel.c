@@ -149,7 +149,7 @@ static long partition(const avi_model *m, const table *t, int P, int *owner)
     size_t nv = t->nv;
     idx_t *id = xmalloc(nv * sizeof *id);
     idx_t n = 0;
-    for (size_t v = 0; v < nv; v++) id[v] = v < m->nv && m->vert[v].inv_mass != 0.0 ? n++ : -1;
+    for (size_t v = 0; v < nv; v++) id[v] = m->vert[v].inv_mass != 0.0 ? n++ : -1; /* aux DOFs too */
     /* adjacency as sorted unique (a, b) pairs of one stencil, both ways */
     size_t npair = 0;
     for (size_t p = 0; p < t->npot; p++) {
@@ -578,7 +578,7 @@ int main(int argc, char **argv)
                     fprintf(stderr, "mpimodel: %s\n", err.message);
                     return 1;
                 }
-                m->contact_ops = NULL; /* contact is left out of the model: the engine runs the elastic clocks */
+                m->has_contact = 0; /* contact is left out of the model: the engine runs the elastic clocks */
             }
             table_of(m, &t);
             double rate = 0.0;
@@ -605,6 +605,7 @@ int main(int argc, char **argv)
         long cut = partition(m, &t, P, owner);
         ghosts g;
         ghosts_of(&t, owner, &g);
+        if (!is_bar) want = mesh_tets = 1.0; /* no scaling */
         double s_ev = want / mesh_tets, s_bytes = pow(s_ev, 2.0 / 3.0);
         result res;
         model(&t, owner, &g, P, &c, s_ev, s_bytes, &res);
@@ -616,15 +617,15 @@ int main(int argc, char **argv)
             if (res.events[r] > emax) emax = res.events[r];
         }
         double ideal = s_ev * (double)t.events / P * c.event_ns;
-        printf("{\"bench\": \"mpimodel\", \"scene\": \"%s\", \"mode\": \"%s\", \"ranks\": %d, \"tets_per_rank\": %.0f, "
+        printf("{\"bench\": \"mpimodel\", \"scene\": \"%s\", \"mode\": \"%s\", \"ranks\": %d, \"tets_per_rank\": %.0f, \"potentials_per_rank\": %.0f, "
                "\"mesh_tets\": %.0f, \"scale_events\": %.3f, \"edge_cut\": %ld, \"ghosts\": %zu, \"ghost_fraction\": %.4f, "
-               "\"windows\": %llu, \"imbalance\": %.3f, \"msgs_per_window\": %.1f, \"bytes_per_window\": %.0f, "
+               "\"windows\": %llu, \"imbalance\": %.3f, \"window_imbalance\": %.3f, \"msgs_per_window\": %.1f, \"bytes_per_window\": %.0f, "
                "\"compute_ms\": %.3f, \"latency_ms\": %.3f, \"bandwidth_ms\": %.3f, \"reduce_ms\": %.4f, \"time_ms\": %.3f, "
                "\"ideal_ms\": %.3f, \"efficiency\": %.3f, \"hops_per_window\": %.1f, \"hops_max\": %llu, \"time_ordered_ms\": %.3f, "
                "\"efficiency_ordered\": %.3f}\n",
-               scene, per_rank > 0.0 ? "weak" : "strong", P, want / P, mesh_tets, s_ev, cut, g.n,
+               scene, per_rank > 0.0 ? "weak" : "strong", P, (double)m->ntet * s_ev / P, (double)t.npot * s_ev / P, mesh_tets, s_ev, cut, g.n,
                nfree ? (double)g.n / (double)nfree : 0.0, (unsigned long long)res.windows,
-               sum ? (double)emax * P / (double)sum : 0.0, res.msgs_per_window, res.bytes_per_window,
+               sum ? (double)emax * P / (double)sum : 0.0, ideal > 0 ? res.compute_ns / ideal : 0.0, res.msgs_per_window, res.bytes_per_window,
                1e-6 * res.compute_ns, 1e-6 * res.latency_ns, 1e-6 * res.bandwidth_ns, 1e-6 * res.reduce_ns,
                1e-6 * res.time_ns, 1e-6 * ideal, res.time_ns > 0 ? ideal / res.time_ns : 0.0,
                res.windows ? (double)res.hops / (double)res.windows : 0.0, (unsigned long long)res.hops_max,
