@@ -633,9 +633,25 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (verify) {
             int b = brute_check(&t, owner, &g, P, &res) + (sum != t.events);
-            printf("{\"bench\": \"mpimodel\", \"verify\": %d, \"events_counted\": %llu, \"events\": %llu, \"mismatches\": %d}\n",
-                   P, (unsigned long long)sum, (unsigned long long)t.events, b);
-            fails += b;
+            /* negative control: one ghost dropped from the stencils that
+             * read it must show, or the check proves nothing */
+            size_t e = 0;
+            while (e < t.first[t.npot] && g.gs[e] < 0) e++;
+            int control = 0;
+            if (e < t.first[t.npot]) {
+                result bad_res;
+                int32_t drop = g.gs[e];
+                for (size_t x = 0; x < t.first[t.npot]; x++)
+                    if (g.gs[x] == drop) g.gs[x] = -1;
+                model(&t, owner, &g, P, &c, 1.0, 1.0, &bad_res);
+                control = brute_check(&t, owner, &g, P, &bad_res);
+                free(bad_res.events);
+                free(bad_res.ghost_reads);
+            }
+            printf("{\"bench\": \"mpimodel\", \"verify\": %d, \"events_counted\": %llu, \"events\": %llu, \"mismatches\": %d, "
+                   "\"negative_control_mismatches\": %d}\n",
+                   P, (unsigned long long)sum, (unsigned long long)t.events, b, control);
+            fails += b + (control == 0);
         }
         free(g.holder);
         free(g.own);
