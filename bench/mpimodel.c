@@ -577,7 +577,7 @@ int main(int argc, char **argv)
                 avi_error err;
                 if (avi_scene_load_builtin("sphere-plate", sets, nsets, &sc, &err) || avi_scene_build(&sc, &m, NULL, &err)) {
                     fprintf(stderr, "mpimodel: %s\n", err.message);
-                    return 1;
+                    return 2; /* bad scene or --set */
                 }
                 m->has_contact = 0; /* contact is left out of the model: the engine runs the elastic clocks */
             }
