@@ -28,12 +28,18 @@
  * Time at P ranks: sum over windows of [max_r events_r * c
  *   + alpha * max_r messages_r + beta * max_r bytes_r]
  *   + rows * 2 alpha ceil(log2 P) (a tree reduction per output row),
- * messages and bytes counting both sent and received (no overlap). c is
+ * messages and bytes counting both sent and received (no overlap).
+ * "ordered" adds alpha per cross-rank hop: an event that reads a vertex
+ * another rank updated earlier in the same window (serial order, strict
+ * rule) waits for that message; the longest such chain of each window. c is
  * the serial engine's measured CPU time per event on the same mesh
  * (or --event-ns). Weak
  * scaling beyond --cap tets partitions a mesh of --cap tets into P parts
  * and scales each rank's events by s = per-rank / (cap / P) and its bytes
- * by s^(2/3) (surface over volume); messages are not scaled. JSON lines on
+ * by s^(2/3) (surface over volume); messages and hops are not scaled.
+ * --verify: a 2, 3 and 7 rank split of the given bar, every count against
+ * a brute-force recount and the engine's event count, with a negative
+ * control (one ghost dropped must be caught); exit 1 on a mismatch. JSON lines on
  * stdout. The model reads the mesh and times nothing but the serial run. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
