@@ -125,7 +125,7 @@ programs: $(LIB) $(AVI) $(B)/tests/check_penetration
 # we install them; otherwise we stop with the apt-get line to run.
 APT_PKGS := gcc g++ make pkg-config check libsubunit-dev libjemalloc-dev libhdf5-dev hdf5-tools \
             libyaml-dev libssl-dev libsuitesparse-dev python3 python3-h5py python3-numpy python3-matplotlib \
-            python3-xarray python3-h5netcdf python3-netcdf4 netcdf-bin
+            python3-xarray python3-h5netcdf python3-netcdf4 netcdf-bin libmetis-dev
 deps:
 	@missing=""; \
 	command -v $(CC) >/dev/null || missing="$$missing $(CC)"; \
@@ -136,6 +136,7 @@ deps:
 	command -v ncdump >/dev/null || missing="$$missing netcdf-bin"; \
 	echo '#include <cholmod.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
 	echo '#include <umfpack.h>' | $(CC) $(CHOLMOD_CFLAGS) -E -x c - >/dev/null 2>&1 || missing="$$missing libsuitesparse-dev"; \
+	echo '#include <metis.h>' | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing libmetis-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing missing dependencies:$$missing"; \
@@ -201,6 +202,10 @@ $(B)/bench/%: $(B)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
 $(B)/bench/queue: $(BENCH_QUEUES:%.c=$(B)/%.o)
+# bench/mpimodel partitions with METIS (libmetis-dev); nothing else links it.
+$(B)/bench/mpimodel: $(B)/bench/mpimodel.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS) -lmetis
 
 $(SAN)/%.o: %.c
 	@mkdir -p $(dir $@)

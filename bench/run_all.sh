@@ -35,6 +35,7 @@ quick_args() {
     order4) echo "--quick" ;;
     async_order4) echo "--quick" ;;
     pmodel) echo "bar --tets 1e4 --events 2e5 --windows 256 --verify 256" ;;
+    mpimodel) echo "bar --tets 3000 --verify" ;;
     barrier) echo "--rounds 20000" ;;
     output) echo "--repeat 1 --rates 1,10 --scene sphere-plate --set time.end=1e-4 --scene bar --set time.end=0.5" ;;
     *) echo "" ;;
@@ -45,6 +46,7 @@ full_args() {
     case "$1" in
     events) echo "--levels 0,16" ;;
     pmodel) echo "bar --tets 1e5 --events 2e6 --windows 1024,4096,16384 --barrier-ns 500,6600 --sync-ns 200,550 --verify 4096" ;;
+    mpimodel) echo "bar --tets 1e6 --steps 16 --ranks 8,16,32,64" ;;
     *) echo "" ;;
     esac
 }
