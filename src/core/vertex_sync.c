@@ -20,13 +20,18 @@ int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m, unsigned k
                 for (int a = 0; a < n; a++) {
                     if (v[a] >= m->nv) continue; /* an edge DOF or ghost record: never in contact */
                     if (pass == 0) c->start[v[a] + 1]++;
-                    else c->ids[c->start[v[a]]++] = avi_event_id(k, (uint32_t)i);
+                    else {
+                        c->slot[c->start[v[a]]] = (uint8_t)a;
+                        c->ids[c->start[v[a]]++] = avi_event_id(k, (uint32_t)i);
+                    }
                     total++;
                 }
             }
         if (pass == 0) {
             for (size_t v = 0; v < m->nv; v++) c->start[v + 1] += c->start[v];
-            if (!(c->ids = malloc((total + 1) * sizeof *c->ids))) {
+            c->ids = malloc((total + 1) * sizeof *c->ids);
+            c->slot = malloc(total + 1);
+            if (!c->ids || !c->slot) {
                 avi_vertex_clocks_free(c);
                 return -1;
             }
@@ -43,6 +48,7 @@ void avi_vertex_clocks_free(avi_vertex_clocks *c)
 {
     free(c->start);
     free(c->ids);
+    free(c->slot);
     free(c->tick);
     free(c->grad);
     memset(c, 0, sizeof *c);
@@ -119,6 +125,44 @@ static int seen_before(const uint32_t *s, int ns, const uint32_t *v, int a)
     return 0;
 }
 
+/* avi_engine_vertex_owed with the cache: each (vertex, potential) pair on
+ * its own, its slot from the table (a gradient, kept, serves every vertex
+ * of its stencil). */
+static void vertex_owed_kept(const avi_engine *e, avi_vertex_clocks *c, double t, const uint32_t *v, int n,
+                             double dv[][3])
+{
+    const avi_model *m = e->model;
+    const avi_vertex *V = m->vert;
+    for (int a = 0; a < n; a++) {
+        double im = V[v[a]].inv_mass, sum[3] = {0.0, 0.0, 0.0};
+        if (im == 0.0) continue;
+        for (uint32_t j = c->start[v[a]]; j < c->start[v[a] + 1]; j++) {
+            uint32_t id = c->ids[j];
+            avi_kind kind = (avi_kind)(id >> AVI_ID_KIND_SHIFT);
+            size_t i = id & AVI_ID_INDEX_MASK;
+            int level = avi_refine_level(e->refine, id);
+            double h = avi_model_time_step(m, kind, i);
+            if (level) h = ldexp(h, -level);
+            double tk, w = clock_weight(t, h, &tk), part = floor((w / h + 0.5) * OWED_SPLIT);
+            tk = OWED_SPLIT * tk + (part < OWED_SPLIT - 1.0 ? part : OWED_SPLIT - 1.0);
+            /* Kept for this part of this clock's step, or taken now. */
+            size_t row = c->base[kind] + i;
+            int ns = avi_kind_slots(kind);
+            double (*g)[3] = (double (*)[3])(c->grad + c->gbase[kind] + 3 * (size_t)ns * i);
+            if (!(c->tick[2 * row] == tk && c->tick[2 * row + 1] == h)) {
+                const uint32_t *s;
+                avi_model_stencil(m, kind, i, &s);
+                gradient_at(V, kind, avi_kind_record(m, kind, i), s, ns, t, g);
+                c->tick[2 * row] = tk;
+                c->tick[2 * row + 1] = h;
+            }
+            const double *ga = g[c->slot[j]];
+            for (int d = 0; d < 3; d++) sum[d] += w * ga[d];
+        }
+        for (int d = 0; d < 3; d++) dv[a][d] = -im * sum[d];
+    }
+}
+
 void avi_engine_vertex_owed(const avi_engine *e, avi_vertex_clocks *c, double t, const uint32_t *v, int n,
                             double dv[][3])
 {
@@ -126,6 +170,10 @@ void avi_engine_vertex_owed(const avi_engine *e, avi_vertex_clocks *c, double t,
     const avi_vertex *V = m->vert;
     for (int a = 0; a < n; a++) dv[a][0] = dv[a][1] = dv[a][2] = 0.0;
     if (!(t > 0.0)) return; /* no clock has ticked: nothing owed */
+    if (c->tick) {
+        vertex_owed_kept(e, c, t, v, n, dv);
+        return;
+    }
     /* Each potential once, its gradient shared by the listed vertices on
      * it (a face's three vertices share most of theirs). */
     for (int a = 0; a < n; a++) {
@@ -137,22 +185,11 @@ void avi_engine_vertex_owed(const avi_engine *e, avi_vertex_clocks *c, double t,
             const uint32_t *s;
             int ns = avi_model_stencil(m, kind, i, &s);
             if (seen_before(s, ns, v, a)) continue;
-            double h = ldexp(avi_model_time_step(m, kind, i), -avi_refine_level(e->refine, id));
-            double tk, w = clock_weight(t, h, &tk), own[AVI_STENCIL_MAX][3];
-            tk = OWED_SPLIT * tk + fmin(floor((w / h + 0.5) * OWED_SPLIT), OWED_SPLIT - 1.0);
-            double (*g)[3] = own;
-            if (c->tick) {
-                /* Kept for this tick of this clock, or taken now and kept. */
-                size_t row = c->base[kind] + i;
-                g = (double (*)[3])(c->grad + c->gbase[kind] + 3 * (size_t)ns * i);
-                if (!(c->tick[2 * row] == tk && c->tick[2 * row + 1] == h)) {
-                    gradient_at(V, kind, avi_kind_record(m, kind, i), s, ns, t, g);
-                    c->tick[2 * row] = tk;
-                    c->tick[2 * row + 1] = h;
-                }
-            } else {
-                gradient_at(V, kind, avi_kind_record(m, kind, i), s, ns, t, g);
-            }
+            int level = avi_refine_level(e->refine, id);
+            double h = avi_model_time_step(m, kind, i);
+            if (level) h = ldexp(h, -level);
+            double tk, w = clock_weight(t, h, &tk), g[AVI_STENCIL_MAX][3];
+            gradient_at(V, kind, avi_kind_record(m, kind, i), s, ns, t, g);
             for (int b = a; b < n; b++)
                 for (int k = 0; k < ns; k++)
                     if (s[k] == v[b])

@@ -11,6 +11,7 @@
  * ids[start[v] .. start[v + 1]), each vertex's in kind and index order). */
 typedef struct {
     uint32_t *start, *ids;
+    uint8_t *slot; /* slot[j]: the vertex's place in the stencil of ids[j] */
     /* The owed-impulse cache (avi_vertex_clocks_keep; NULL: none): for
      * potential i of kind k, row base[k] + i, the part of its step the
      * gradient was taken in (tick[2 row] = 4 j + q for the q-th quarter of
