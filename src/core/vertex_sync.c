@@ -20,18 +20,13 @@ int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m, unsigned k
                 for (int a = 0; a < n; a++) {
                     if (v[a] >= m->nv) continue; /* an edge DOF or ghost record: never in contact */
                     if (pass == 0) c->start[v[a] + 1]++;
-                    else {
-                        c->slot[c->start[v[a]]] = (uint8_t)a;
-                        c->ids[c->start[v[a]]++] = avi_event_id(k, (uint32_t)i);
-                    }
+                    else c->ids[c->start[v[a]]++] = avi_event_id(k, (uint32_t)i);
                     total++;
                 }
             }
         if (pass == 0) {
             for (size_t v = 0; v < m->nv; v++) c->start[v + 1] += c->start[v];
-            c->ids = malloc((total + 1) * sizeof *c->ids);
-            c->slot = malloc(total + 1);
-            if (!c->ids || !c->slot) {
+            if (!(c->ids = malloc((total + 1) * sizeof *c->ids))) {
                 avi_vertex_clocks_free(c);
                 return -1;
             }
@@ -66,11 +61,28 @@ int avi_vertex_clocks_keep(avi_vertex_clocks *c, const avi_model *m, unsigned ki
         ngrad += np * 3 * (size_t)avi_kind_slots(k);
     }
     double *tick = malloc((2 * rows + 1) * sizeof *tick), *grad = malloc((ngrad + 1) * sizeof *grad);
-    if (!tick || !grad) {
+    uint8_t *slot = malloc(c->start[m->nv] + 1);
+    uint32_t *next = malloc((m->nv + 1) * sizeof *next);
+    if (!tick || !grad || !slot || !next) {
         free(tick);
         free(grad);
+        free(slot);
+        free(next);
         return -1;
     }
+    /* Each entry's place in its stencil, in avi_vertex_clocks_build's order. */
+    memcpy(next, c->start, m->nv * sizeof *next);
+    for (unsigned k = 0; k < kinds; k++)
+        for (size_t i = 0, np = avi_model_potential_count(m, (avi_kind)k); i < np; i++) {
+            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
+            const uint32_t *v;
+            int n = avi_model_stencil(m, (avi_kind)k, i, &v);
+            for (int a = 0; a < n; a++)
+                if (v[a] < m->nv) slot[next[v[a]]++] = (uint8_t)a;
+        }
+    free(next);
+    free(c->slot);
+    c->slot = slot;
     for (size_t r = 0; r < 2 * rows; r++) tick[r] = NAN;
     memset(grad, 0, (ngrad + 1) * sizeof *grad);
     free(c->tick);

@@ -11,7 +11,7 @@
  * ids[start[v] .. start[v + 1]), each vertex's in kind and index order). */
 typedef struct {
     uint32_t *start, *ids;
-    uint8_t *slot; /* slot[j]: the vertex's place in the stencil of ids[j] */
+    uint8_t *slot; /* with the cache: slot[j], the vertex's place in the stencil of ids[j] */
     /* The owed-impulse cache (avi_vertex_clocks_keep; NULL: none): for
      * potential i of kind k, row base[k] + i, the part of its step the
      * gradient was taken in (tick[2 row] = 4 j + q for the q-th quarter of
@@ -29,7 +29,8 @@ int avi_vertex_clocks_build(avi_vertex_clocks *c, const avi_model *m, unsigned k
 void avi_vertex_clocks_free(avi_vertex_clocks *c);
 
 /* Gives c the owed-impulse cache of avi_engine_vertex_owed for the kinds
- * below `kinds`, every row empty. 0, or -1 when out of memory. */
+ * below `kinds` (those c was built with), every row empty. 0, or -1 when
+ * out of memory. */
 int avi_vertex_clocks_keep(avi_vertex_clocks *c, const avi_model *m, unsigned kinds);
 
 /* dv[a] = -(1/m_v) sum_P w_P grad_v V_P(x(t)) for vertex v = v[a]: the
