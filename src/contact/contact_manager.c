@@ -129,7 +129,9 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err)
     cm->neighbor_ratio = m->neighbor_ratio;
     cm->max_layers = m->contact.max_layers;
     cm->mu = m->contact.friction;
-    if (cm->mu > 0.0 && avi_vertex_clocks_build(&cm->clocks, m, AVI_KIND_CONTACT)) goto oom;
+    if (cm->mu > 0.0 && (avi_vertex_clocks_build(&cm->clocks, m, AVI_KIND_CONTACT) ||
+                         avi_vertex_clocks_keep(&cm->clocks, m, AVI_KIND_CONTACT)))
+        goto oom;
     /* Cells about one edge long (at rest), and never below the search radius. */
     cm->cell = fmax(cm->surf.mean_edge, 2.0 * cm->eta1);
     /* With nothing moving, the manager still looks every 100 of the

@@ -59,6 +59,11 @@ int avi_contact_save(const avi_contact_manager *cm, avi_state_io *io)
     if (!rc) rc = io->put(io, "counters", AVI_STATE_U64, NCOUNTERS, 1, c);
     if (!rc) rc = io->put(io, "clocks", AVI_STATE_F64, NCLOCKS, 1, s);
     if (!rc) rc = io->put(io, "friction_work", AVI_STATE_F64, 1, 1, &cm->friction_work);
+    /* Friction's owed-impulse cache (core/vertex_sync.h): it decides the
+     * next friction works, so a resumed run needs it to match bit for bit. */
+    if (!rc && cm->clocks.tick)
+        rc = io->put(io, "friction_owed_tick", AVI_STATE_F64, cm->clocks.rows, 2, cm->clocks.tick) ||
+             io->put(io, "friction_owed_gradient", AVI_STATE_F64, cm->clocks.ngrad, 1, cm->clocks.grad);
     free(buf);
     return rc ? -1 : 0;
 }
@@ -85,6 +90,30 @@ static int check(const avi_contact_manager *cm, avi_error *err)
     if ((cm->free_slot != AVI_NO_SLOT && cm->free_slot >= cm->npot) || cm->alive > cm->npot ||
         !isfinite(cm->clock.next_run))
         return avi_error_set(err, AVI_ERR_INPUT, "the contact manager's counters are inconsistent");
+    return AVI_OK;
+}
+
+/* The owed-impulse cache, when this run keeps one (contact.friction > 0).
+ * A checkpoint without it (written before the cache existed, or by a run
+ * without friction) leaves every row empty: the resumed run takes each
+ * gradient afresh, a second-order difference from the run that wrote it.
+ * Of another size (another model): an error. */
+static int load_owed_cache(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
+{
+    avi_vertex_clocks *c = &cm->clocks;
+    if (!c->tick) return AVI_OK;
+    long nt = io->count(io, "friction_owed_tick"), ng = io->count(io, "friction_owed_gradient");
+    if (nt < 0 && ng < 0) return AVI_OK;
+    if (nt != (long)(2 * c->rows) || ng != (long)c->ngrad || io->get(io, "friction_owed_tick", AVI_STATE_F64, 2 * c->rows, c->tick) ||
+        io->get(io, "friction_owed_gradient", AVI_STATE_F64, c->ngrad, c->grad))
+        return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_owed_tick or friction_owed_gradient "
+                                                 "missing, unreadable or of another size");
+    for (size_t r = 0; r < c->rows; r++) /* an empty row, or a tick index k >= 0 and a step h > 0 */
+        if (!(isnan(c->tick[2 * r]) && isnan(c->tick[2 * r + 1])) &&
+            !(c->tick[2 * r] >= 0.0 && c->tick[2 * r] < 1e300 && c->tick[2 * r + 1] > 0.0 && isfinite(c->tick[2 * r + 1])))
+            return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_owed_tick row %zu is invalid", r);
+    for (size_t g = 0; g < c->ngrad; g++)
+        if (!isfinite(c->grad[g])) return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_owed_gradient is not finite");
     return AVI_OK;
 }
 
@@ -135,5 +164,5 @@ int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
         return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work unreadable");
     if (!isfinite(cm->friction_work))
         return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work is not finite");
-    return AVI_OK;
+    return load_owed_cache(cm, io, err);
 }

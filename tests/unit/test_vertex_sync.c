@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NV 4
 
@@ -41,7 +42,7 @@ static avi_model *chain(void)
 
 /* Compares the two at t, after the engine has run every event before
  * `until` (t itself, or just past it: the ticks at t have run). */
-static void compare(avi_engine *e, const avi_vertex_clocks *c, double t, double until)
+static void compare(avi_engine *e, avi_vertex_clocks *c, double t, double until)
 {
     ck_assert_int_eq(avi_engine_advance(e, until), AVI_OK);
     const avi_model *m = e->model;
@@ -119,12 +120,54 @@ START_TEST(test_nothing_owed)
 }
 END_TEST
 
+/* The owed-impulse cache (avi_vertex_clocks_keep): within a quarter of a
+ * clock's step the gradient first taken there is reused (so dv differs
+ * from a fresh one, by a small fraction), the next quarter takes it afresh
+ * (bitwise the fresh one), and it still matches the observable. */
+START_TEST(test_cache_per_quarter_step)
+{
+    rig r;
+    rig_init(&r);
+    avi_vertex_clocks kept;
+    ck_assert_int_eq(avi_vertex_clocks_build(&kept, r.m, AVI_KIND_CONTACT), 0);
+    ck_assert_int_eq(avi_vertex_clocks_keep(&kept, r.m, AVI_KIND_CONTACT), 0);
+    /* Vertex 0: spring 0 and gravity (a constant gradient). */
+    const uint32_t v[1] = {0};
+    double h = avi_model_time_step(r.m, AVI_KIND_SPRING, 0), t1 = 200.30 * h, t2 = 200.45 * h, t3 = 200.55 * h;
+    double dvc[1][3], dvf[1][3], d[3];
+    ck_assert_int_eq(avi_engine_advance(r.e, t1), AVI_OK);
+    avi_engine_vertex_owed(r.e, &kept, t1, v, 1, dvc);
+    avi_engine_vertex_owed(r.e, &r.c, t1, v, 1, dvf);
+    ck_assert(memcmp(dvc, dvf, sizeof dvc) == 0);
+    ck_assert_int_eq(avi_engine_advance(r.e, t2), AVI_OK);
+    avi_engine_vertex_owed(r.e, &kept, t2, v, 1, dvc);
+    avi_engine_vertex_owed(r.e, &r.c, t2, v, 1, dvf);
+    v3_sub(d, dvc[0], dvf[0]);
+    ck_assert_msg(v3_norm(d) > 0.0, "the kept gradient was not reused");
+    ck_assert_msg(v3_norm(d) <= 0.01 * v3_norm(dvf[0]), "reused: %g of %g", v3_norm(d), v3_norm(dvf[0]));
+    ck_assert_int_eq(avi_engine_advance(r.e, t3), AVI_OK);
+    avi_engine_vertex_owed(r.e, &kept, t3, v, 1, dvc);
+    avi_engine_vertex_owed(r.e, &r.c, t3, v, 1, dvf);
+    ck_assert_msg(memcmp(dvc, dvf, sizeof dvc) == 0, "the next quarter did not take the gradient afresh");
+    /* Still the observable's, between ticks of every clock. */
+    double lo, hi;
+    avi_model_time_step_range(r.m, AVI_KIND_SPRING, &lo, &hi);
+    for (int k = 1; k <= 20; k++) {
+        double t = t3 + 0.137 * hi * k;
+        compare(r.e, &kept, t, t);
+    }
+    avi_vertex_clocks_free(&kept);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *vertex_sync_suite(void)
 {
     Suite *s = suite_create("vertex_sync");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_matches_the_observable);
     tcase_add_test(tc, test_nothing_owed);
+    tcase_add_test(tc, test_cache_per_quarter_step);
     suite_add_tcase(s, tc);
     return s;
 }
