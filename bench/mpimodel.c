@@ -43,6 +43,7 @@
  * stdout. The model reads the mesh and times nothing but the serial run. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
+#include "bar_model.h"
 #include "bench_util.h"
 #include "core/engine_internal.h"
 #include "core/kinds.h"
@@ -397,48 +398,7 @@ static void model(const table *t, const int *owner, const ghosts *g, int P, cons
     free(b_r);
 }
 
-/* The bar of bench/events and bench/pmodel (same mesh, material, stretch). */
-static avi_model *bar_model(double tets)
-{
-    double k = cbrt(tets / 24.0);
-    int nx = (int)lround(4.0 * k), ny = (int)lround(k), nz;
-    if (ny < 1) ny = 1;
-    if (nx < 1) nx = 1;
-    nz = (int)lround(tets / (6.0 * nx * ny));
-    if (nz < 1) nz = 1;
-    double h = 1.0 / ny;
-    avi_mesh mesh = {0};
-    avi_error err;
-    if (avi_mesh_tet_box(h * nx, h * ny, h * nz, nx, ny, nz, &mesh, &err) ||
-        avi_mesh_jitter_interior(&mesh, 0.2 * h, 42, &err) || avi_mesh_reorder(&mesh, NULL, &err)) {
-        fprintf(stderr, "mpimodel: %s\n", err.message);
-        exit(1);
-    }
-    avi_model *m = avi_model_create();
-    int b = avi_model_add_body(m, "bar");
-    for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    const avi_solid_material mat = {1.0, 0.0, 1.0};
-    for (size_t i = 0; i < mesh.tet_count; i++) {
-        const uint32_t *v = mesh.tets[i];
-        if (avi_model_add_tet(m, v[0], v[1], v[2], v[3], &mat)) {
-            fprintf(stderr, "mpimodel: %s\n", avi_model_error(m)->message);
-            exit(1);
-        }
-    }
-    for (size_t i = 0; i < mesh.vertex_count; i++) {
-        double x[3] = {1.1 * mesh.x[i][0], 1.1 * mesh.x[i][1], 1.1 * mesh.x[i][2]};
-        avi_model_set_state(m, (uint32_t)i, x, NULL);
-    }
-    avi_mesh_free(&mesh);
-    avi_time_step rule = avi_default_time_step();
-    rule.rule = AVI_DT_CFL;
-    rule.delta = 0.1;
-    if (avi_model_finalize(m, &rule)) {
-        fprintf(stderr, "mpimodel: %s\n", avi_model_error(m)->message);
-        exit(1);
-    }
-    return m;
-}
+static avi_model *bar_model(double tets) { return bench_bar_model(tets, "mpimodel"); }
 
 /* The serial engine's CPU time per event on this model (CPU, not wall:
  * the machine is shared) and its elastic event count to t_end. */

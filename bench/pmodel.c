@@ -42,6 +42,7 @@
  * bench/barrier). JSON lines on stdout. */
 #include "avi/avi.h"
 #include "avi/mesh.h"
+#include "bar_model.h"
 #include "bench_util.h"
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
@@ -608,50 +609,7 @@ static size_t replay(avi_model *m, const avi_vertex *serial, size_t W, int kick_
     return differ;
 }
 
-typedef struct {
-    int nx, ny, nz;
-} bar_dims;
-
-/* The bar of bench/events (same mesh, material, stretch and steps). */
-static avi_model *bar_model(double tets)
-{
-    double k = cbrt(tets / 24.0);
-    bar_dims d = {(int)lround(4.0 * k), (int)lround(k), 0};
-    d.nz = (int)lround(tets / (6.0 * d.nx * d.ny));
-    if (d.nz < 1) d.nz = 1;
-    double h = 1.0 / d.ny;
-    avi_mesh mesh = {0};
-    avi_error err;
-    if (avi_mesh_tet_box(h * d.nx, h * d.ny, h * d.nz, d.nx, d.ny, d.nz, &mesh, &err) ||
-        avi_mesh_jitter_interior(&mesh, 0.2 * h, 42, &err) || avi_mesh_reorder(&mesh, NULL, &err)) {
-        fprintf(stderr, "pmodel: %s\n", err.message);
-        exit(1);
-    }
-    avi_model *m = avi_model_create();
-    int b = avi_model_add_body(m, "bar");
-    for (size_t i = 0; i < mesh.vertex_count; i++) avi_model_add_vertex(m, b, mesh.x[i]);
-    const avi_solid_material mat = {1.0, 0.0, 1.0};
-    for (size_t t = 0; t < mesh.tet_count; t++) {
-        const uint32_t *v = mesh.tets[t];
-        if (avi_model_add_tet(m, v[0], v[1], v[2], v[3], &mat)) {
-            fprintf(stderr, "pmodel: %s\n", avi_model_error(m)->message);
-            exit(1);
-        }
-    }
-    for (size_t i = 0; i < mesh.vertex_count; i++) {
-        double x[3] = {1.1 * mesh.x[i][0], 1.1 * mesh.x[i][1], 1.1 * mesh.x[i][2]};
-        avi_model_set_state(m, (uint32_t)i, x, NULL);
-    }
-    avi_mesh_free(&mesh);
-    avi_time_step rule = avi_default_time_step();
-    rule.rule = AVI_DT_CFL;
-    rule.delta = 0.1;
-    if (avi_model_finalize(m, &rule)) {
-        fprintf(stderr, "pmodel: %s\n", avi_model_error(m)->message);
-        exit(1);
-    }
-    return m;
-}
+static avi_model *bar_model(double tets) { return bench_bar_model(tets, "pmodel"); }
 
 static int parse_list(char *s, size_t *out, int max)
 {
