@@ -324,8 +324,14 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     if (rc) return rc;
     /* The option, then the scene key, then every core this process may
      * use: the bits are the same for any count, so a resume may change it. */
-    r->threads = opt->threads > 0 ? opt->threads : scene->threads > 0 ? scene->threads : avi_cpu_count();
-    if (r->threads > AVI_POOL_MAX_THREADS) r->threads = AVI_POOL_MAX_THREADS;
+    r->threads = opt->threads > 0 ? opt->threads : scene->threads;
+    if (r->threads > AVI_POOL_MAX_THREADS) /* a scene built by hand */
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: parallel.threads: %d threads (at most %d)",
+                             scene->source ? scene->source : "scene", r->threads, AVI_POOL_MAX_THREADS);
+    if (r->threads <= 0) {
+        r->threads = avi_cpu_count();
+        if (r->threads > AVI_POOL_MAX_THREADS) r->threads = AVI_POOL_MAX_THREADS;
+    }
     if (avi_engine_set_threads(r->engine, r->threads))
         return avi_error_set(err, AVI_ERR_RUN, "could not start %d threads: %s", r->threads,
                              avi_engine_error(r->engine)->message);
