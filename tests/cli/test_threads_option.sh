@@ -13,7 +13,13 @@ bad=0
 short=(--set time.end=0.004 --set output.energy_every=0.0002 --set output.frame_every=0.001)
 
 # threads FILE: /parameters/threads.
-threads() { "$PYTHON" -c 'import sys, h5py; print(int(h5py.File(sys.argv[1], "r")["/parameters/threads"][()]))' "$1"; }
+threads() {
+  "$PYTHON" -c 'import sys, h5py
+try:
+    print(int(h5py.File(sys.argv[1], "r")["/parameters/threads"][()]))
+except (OSError, KeyError) as e:
+    print(f"none ({e})")' "$1"
+}
 # banner_threads STDERR_FILE: the count on the banner's first line.
 banner_threads() { sed -n 's/^avi: \(running\|resuming\) scene .*, \([0-9]*\) threads\{0,1\}$/\2/p' "$1" | head -1; }
 # expect NAME WANT FILE STDERR_FILE: both records say WANT.
