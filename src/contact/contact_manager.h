@@ -94,6 +94,8 @@ typedef struct avi_contact_manager {
      * not depend on when the list was built. */
     avi_candidate *coarse_vf, *coarse_ee;
     double *skip_vf, *skip_ee; /* per candidate: no exact look needed before this time */
+    uint8_t *due;         /* per candidate of a run (vertex-face, then edge-edge): within reach */
+    size_t cap_due;
     size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
     double coarse_until, coarse_vcap;
     uint64_t coarse_builds;
