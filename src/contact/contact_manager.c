@@ -48,6 +48,7 @@ void avi_contact_destroy(avi_contact_manager *cm)
     free(cm->skip_vf);
     free(cm->skip_ee);
     free(cm->due);
+    free(cm->sort_keys);
     avi_broad_phase_free(&cm->bp);
     avi_vertex_clocks_free(&cm->clocks);
     free(cm);
@@ -452,18 +453,15 @@ static int reach_all(avi_engine *e, avi_contact_manager *cm, avi_pool *pool, dou
     return AVI_OK;
 }
 
-static int cmp_candidate(const void *pa, const void *pb)
-{
-    const avi_candidate *a = pa, *b = pb;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return a->b < b->b ? -1 : a->b > b->b;
-}
-
-/* Copies the broad phase's output into a sorted list, every entry due for
- * an exact look (skip time -inf). */
-static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, double **skip, size_t *count,
+/* Copies the broad phase's output into a list sorted by (a, b), every
+ * entry due for an exact look (skip time -inf). The pairs are distinct, so
+ * the sorted list is one and the same whatever order they came in: a radix
+ * sort on the key (a, b), which took a third of the time of qsort on
+ * sphere-plate at 1000 m/s (bench/README.md, "Contact"). */
+static int keep_sorted(avi_contact_manager *cm, long n, avi_candidate **list, double **skip, size_t *count,
                        size_t *cap)
 {
+    const avi_broad_phase *bp = &cm->bp;
     if ((size_t)n > *cap) {
         avi_candidate *p = realloc(*list, (size_t)n * sizeof *p);
         if (!p) return -1;
@@ -473,12 +471,11 @@ static int keep_sorted(const avi_broad_phase *bp, long n, avi_candidate **list, 
         *skip = q;
         *cap = (size_t)n;
     }
-    /* qsort and memcpy need non-null pointers even for n = 0 (C11 7.1.4),
-     * and *list is null until the first candidate. */
-    if (n > 0) {
-        memcpy(*list, bp->out, (size_t)n * sizeof **list);
-        qsort(*list, (size_t)n, sizeof **list, cmp_candidate);
-    }
+    if (AVI_GROW(cm->sort_keys, cm->cap_sort, 2 * (size_t)n + 2, 1024)) return -1;
+    avi_cell_entry *e = cm->sort_keys, *spare = e + n + 1;
+    for (long i = 0; i < n; i++) e[i] = (avi_cell_entry){(uint64_t)bp->out[i].a << 32 | bp->out[i].b, 0};
+    e = avi_cell_entries_sort(e, spare, (size_t)n);
+    for (long i = 0; i < n; i++) (*list)[i] = (avi_candidate){(uint32_t)(e[i].key >> 32), (uint32_t)e[i].key};
     for (long i = 0; i < n; i++) (*skip)[i] = -INFINITY;
     *count = (size_t)n;
     return 0;
@@ -493,9 +490,9 @@ static int coarse_rebuild(avi_contact_manager *cm, double t, double window, doub
     double cell = fmax(cm->cell, rc);
     long n = avi_broad_phase_vf(&cm->bp, (const double (*)[3])cm->x, cm->surf.points, cm->surf.npoints, cm->surf.tris, cm->surf.ntris, rc,
                                 cell);
-    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_vf, &cm->skip_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
+    if (n < 0 || keep_sorted(cm, n, &cm->coarse_vf, &cm->skip_vf, &cm->ncoarse_vf, &cm->cap_coarse_vf)) return -1;
     n = avi_broad_phase_ee(&cm->bp, (const double (*)[3])cm->x, (const uint32_t (*)[2])cm->surf.edges, cm->surf.nedges, rc, cell);
-    if (n < 0 || keep_sorted(&cm->bp, n, &cm->coarse_ee, &cm->skip_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
+    if (n < 0 || keep_sorted(cm, n, &cm->coarse_ee, &cm->skip_ee, &cm->ncoarse_ee, &cm->cap_coarse_ee)) return -1;
     cm->coarse_until = t + horizon;
     cm->coarse_builds++;
     return 0;

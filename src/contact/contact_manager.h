@@ -96,6 +96,8 @@ typedef struct avi_contact_manager {
     double *skip_vf, *skip_ee; /* per candidate: no exact look needed before this time */
     uint8_t *due;         /* per candidate of a run (vertex-face, then edge-edge): within reach */
     size_t cap_due;
+    avi_cell_entry *sort_keys; /* scratch of the lists' radix sort */
+    size_t cap_sort;
     size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
     double coarse_until, coarse_vcap;
     uint64_t coarse_builds;
