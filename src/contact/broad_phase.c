@@ -104,6 +104,88 @@ entry *avi_cell_entries_sort(entry *e, entry *spare, size_t n)
     return e;
 }
 
+/* Below this many entries a split sort costs more than it saves. */
+#define SPLIT_SORT_MIN 8192
+
+typedef struct {
+    entry *src, *dst;
+    size_t n;
+    int shift;
+    size_t (*count)[256]; /* per worker: counts, then first slots */
+    uint64_t *differ;     /* per worker */
+} split_sort;
+
+static inline void block_of(size_t n, int w, int threads, size_t *b, size_t *e)
+{
+    *b = n / (size_t)threads * (size_t)w + (n % (size_t)threads) * (size_t)w / (size_t)threads;
+    *e = n / (size_t)threads * (size_t)(w + 1) + (n % (size_t)threads) * (size_t)(w + 1) / (size_t)threads;
+}
+
+static void split_differ(void *ctx, int w, int threads)
+{
+    split_sort *q = ctx;
+    size_t b, e;
+    block_of(q->n, w, threads, &b, &e);
+    uint64_t d = 0;
+    for (size_t i = b; i < e; i++) d |= q->src[i].key ^ q->src[0].key;
+    q->differ[w] = d;
+}
+
+static void split_count(void *ctx, int w, int threads)
+{
+    split_sort *q = ctx;
+    size_t b, e;
+    block_of(q->n, w, threads, &b, &e);
+    size_t *c = q->count[w];
+    memset(c, 0, 256 * sizeof *c);
+    for (size_t i = b; i < e; i++) c[(q->src[i].key >> q->shift) & 0xff]++;
+}
+
+static void split_scatter(void *ctx, int w, int threads)
+{
+    split_sort *q = ctx;
+    size_t b, e;
+    block_of(q->n, w, threads, &b, &e);
+    size_t *c = q->count[w];
+    for (size_t i = b; i < e; i++) q->dst[c[(q->src[i].key >> q->shift) & 0xff]++] = q->src[i];
+}
+
+entry *avi_cell_entries_sort_pool(avi_pool *pool, entry *e, entry *spare, size_t n)
+{
+    int threads = avi_pool_threads(pool);
+    if (n < SPLIT_SORT_MIN || (threads == 1 && !avi_pool_chaos(pool))) return avi_cell_entries_sort(e, spare, n);
+    split_sort q = {e, spare, n, 0, malloc((size_t)threads * sizeof *q.count),
+                    malloc((size_t)threads * sizeof *q.differ)};
+    if (!q.count || !q.differ) {
+        free(q.count);
+        free(q.differ);
+        return avi_cell_entries_sort(e, spare, n);
+    }
+    avi_pool_run(pool, split_differ, &q);
+    uint64_t differ = 0;
+    for (int w = 0; w < threads; w++) differ |= q.differ[w];
+    for (int d = 0; d < 8; d++) {
+        if (!((differ >> (8 * d)) & 0xff)) continue;
+        q.shift = 8 * d;
+        avi_pool_run(pool, split_count, &q);
+        /* Digit by digit, block by block: each block's first slot. */
+        size_t start = 0;
+        for (int b = 0; b < 256; b++)
+            for (int w = 0; w < threads; w++) {
+                size_t c = q.count[w][b];
+                q.count[w][b] = start;
+                start += c;
+            }
+        avi_pool_run(pool, split_scatter, &q);
+        entry *t = q.src;
+        q.src = q.dst;
+        q.dst = t;
+    }
+    free(q.count);
+    free(q.differ);
+    return q.src;
+}
+
 static void box_of(const double (*x)[3], const uint32_t *v, int n, double r, double lo[3], double hi[3])
 {
     for (int c = 0; c < 3; c++) lo[c] = hi[c] = x[v[0]][c];
@@ -421,7 +503,7 @@ long avi_broad_phase_ee(avi_broad_phase *bp, const double (*x)[3], const uint32_
     if (!pe) return -1;
     q.pe = pe;
     avi_pool_for(bp->pool, nedges, 1024, ee_entries, &q);
-    q.pe = pe = avi_cell_entries_sort(pe, bp->spare, count);
+    q.pe = pe = avi_cell_entries_sort_pool(bp->pool, pe, bp->spare, count);
     /* The runs of equal keys: cell c holds entries [first[c], first[c + 1]). */
     size_t nruns = 0;
     for (size_t s = 0; s < count; nruns++) {

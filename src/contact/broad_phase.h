@@ -53,6 +53,13 @@ void avi_broad_phase_free(avi_broad_phase *bp);
  * returns the sorted array: e or spare (room for n entries). */
 avi_cell_entry *avi_cell_entries_sort(avi_cell_entry *e, avi_cell_entry *spare, size_t n);
 
+/* The same sort split across a pool's workers (NULL: serial) when n is
+ * large: each pass counts and scatters one block per worker, blocks in
+ * worker order, so the result is the serial one (the unique stable order).
+ * Falls back to the serial sort when its scratch cannot be allocated. */
+avi_cell_entry *avi_cell_entries_sort_pool(struct avi_pool *pool, avi_cell_entry *e, avi_cell_entry *spare,
+                                           size_t n);
+
 /* Pairs (point p, triangle t) with the point within r of the triangle's
  * bounding box, p not a vertex of t. x are model positions; points are
  * model vertex indices. Returns the count (candidates in bp->out) or -1 when

@@ -474,7 +474,7 @@ static int keep_sorted(avi_contact_manager *cm, long n, avi_candidate **list, do
     if (AVI_GROW(cm->sort_keys, cm->cap_sort, 2 * (size_t)n + 2, 1024)) return -1;
     avi_cell_entry *e = cm->sort_keys, *spare = e + n + 1;
     for (long i = 0; i < n; i++) e[i] = (avi_cell_entry){(uint64_t)bp->out[i].a << 32 | bp->out[i].b, 0};
-    e = avi_cell_entries_sort(e, spare, (size_t)n);
+    e = avi_cell_entries_sort_pool(bp->pool, e, spare, (size_t)n);
     for (long i = 0; i < n; i++) (*list)[i] = (avi_candidate){(uint32_t)(e[i].key >> 32), (uint32_t)e[i].key};
     for (long i = 0; i < n; i++) (*skip)[i] = -INFINITY;
     *count = (size_t)n;

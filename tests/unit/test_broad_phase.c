@@ -195,6 +195,49 @@ START_TEST(test_broad_phase_parallel_order)
 }
 END_TEST
 
+/* The radix sort split across a pool gives the serial sort's array, equal
+ * keys in item order, for any thread count and chaos seed. */
+START_TEST(test_cell_sort_split)
+{
+    enum { N = 50000 };
+    static const int counts[] = {1, 2, 3, 4, 8};
+    static const char *seeds[] = {"", "5", "1234"};
+    avi_cell_entry *in = malloc(N * sizeof *in), *a = malloc(N * sizeof *a), *sa = malloc(N * sizeof *sa),
+                   *b = malloc(N * sizeof *b), *sb = malloc(N * sizeof *sb);
+    ck_assert(in && a && sa && b && sb);
+    srand(3u);
+    for (uint32_t i = 0; i < N; i++) {
+        /* cells of a small grid about the origin, negative indices wrapped, many repeats */
+        int64_t c[3];
+        for (int k = 0; k < 3; k++) c[k] = rand() % 40 - 20;
+        in[i] = (avi_cell_entry){avi_cell_key(c[0], c[1], c[2]), i};
+    }
+    memcpy(a, in, N * sizeof *a);
+    const avi_cell_entry *want = avi_cell_entries_sort(a, sa, N);
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
+            if (*seeds[k]) setenv("AVI_CHAOS_SEED", seeds[k], 1);
+            else unsetenv("AVI_CHAOS_SEED");
+            avi_error err;
+            avi_pool *pool = avi_pool_create(counts[c], &err);
+            ck_assert_ptr_nonnull(pool);
+            memcpy(b, in, N * sizeof *b);
+            const avi_cell_entry *got = avi_cell_entries_sort_pool(pool, b, sb, N);
+            for (size_t i = 0; i < N; i++)
+                ck_assert_msg(got[i].key == want[i].key && got[i].item == want[i].item,
+                              "%d threads, chaos %s: entry %zu is (%llx, %u), serial (%llx, %u)", counts[c], seeds[k], i,
+                              (unsigned long long)got[i].key, got[i].item, (unsigned long long)want[i].key, want[i].item);
+            avi_pool_destroy(pool);
+        }
+    unsetenv("AVI_CHAOS_SEED");
+    free(in);
+    free(a);
+    free(sa);
+    free(b);
+    free(sb);
+}
+END_TEST
+
 static Suite *broad_phase_suite(void)
 {
     Suite *s = suite_create("broad_phase");
@@ -204,6 +247,7 @@ static Suite *broad_phase_suite(void)
     tcase_add_test(tc, test_broad_phase_flat_cloud);
     tcase_add_test(tc, test_broad_phase_empty);
     tcase_add_test(tc, test_broad_phase_parallel_order);
+    tcase_add_test(tc, test_cell_sort_split);
     suite_add_tcase(s, tc);
     return s;
 }
