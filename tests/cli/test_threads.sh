@@ -73,6 +73,23 @@ for c in $cases; do
   same ${expect[$c]:-} "$work/$c.1.h5" "${files[@]}" || { echo "$c: differs from the serial run"; bad=$((bad + 1)); }
 done
 
+# The count reached the run: /parameters/threads says N (the default: the
+# processors avi may run on, as nproc counts them), so that equal files
+# do not come from runs that all ignored it.
+"$PYTHON" - "$(nproc)" "$work"/friction.*.h5 <<'PY' || { echo "friction: /parameters/threads is not the count asked for"; bad=$((bad + 1)); }
+import sys, h5py
+bad = 0
+for path in sys.argv[2:]:
+    n = path.rsplit(".", 2)[-2]
+    want = int(sys.argv[1]) if n == "default" else int(n)
+    with h5py.File(path, "r") as f:
+        got = f["parameters/threads"][()] if "parameters/threads" in f else None
+    if got != want:
+        print(f"{path}: /parameters/threads {got}, expected {want}")
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 # The comparison itself: one bit flipped in a copy must be found.
 if [ -e "$work/friction.4.h5" ]; then
   cp "$work/friction.4.h5" "$work/flip.h5"
