@@ -27,12 +27,18 @@ else
   echo "test_threads: $AVI has neither --threads nor the scene key parallel.threads"; exit 77
 fi
 
+# Every run is a few seconds at most (under ThreadSanitizer too): one that
+# takes minutes has hung (a deadlock in the pool) and is killed.
+LIMIT=(timeout -k 10 300)
+
 # run NAME THREADS|default SCENE ARGS...: $work/NAME.THREADS.h5
 run() {
-  local name=$1 n=$2 out="$work/$1.$2.h5"; shift 2
+  local name=$1 n=$2 out="$work/$1.$2.h5" rc; shift 2
   T=(); [ "$n" = default ] || threads "$n"
-  if ! "$AVI" run "$@" "${T[@]}" -o "$out" --quiet 2> "$work/err"; then
-    echo "$name, $n threads: run failed:"; sed 's/^/  /' "$work/err" | head -n 20; bad=$((bad + 1)); return 1
+  "${LIMIT[@]}" "$AVI" run "$@" "${T[@]}" -o "$out" --quiet 2> "$work/err"; rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "$name, $n threads: run failed (exit $rc$([ "$rc" -ge 124 ] && echo ", killed after ${LIMIT[3]} s")):"
+    sed 's/^/  /' "$work/err" | head -n 20; bad=$((bad + 1)); return 1
   fi
 }
 
@@ -123,7 +129,7 @@ resume() {
   local end; end=$(printf '%s\n' "$@" | sed -n 's/^time.end=//p' | tail -n 1)
   run "$name" "$n" "$@" --set time.end="$early" || return
   threads "$m"
-  if ! "$AVI" resume "$work/$name.$n.h5" "${T[@]}" --set time.end="$end" --quiet 2> "$work/err"; then
+  if ! "${LIMIT[@]}" "$AVI" resume "$work/$name.$n.h5" "${T[@]}" --set time.end="$end" --quiet 2> "$work/err"; then
     echo "$name: resume with $m threads of a $n-thread run failed:"; sed 's/^/  /' "$work/err" | head -n 20
     bad=$((bad + 1)); return
   fi
@@ -148,10 +154,14 @@ else
     threads 3
     "$AVI" run "${L[@]}" "${T[@]}" -o "$work/sig.3.h5" --quiet 2> "$work/sig.err" & pid=$!
     for _ in $(seq 1 2000); do [ -e "$work/sig.3.h5" ] && break; sleep 0.005; done
-    sleep 0.1; kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
+    sleep 0.1; kill -TERM $pid 2>/dev/null
+    # Promptly: within 30 s (a worker that never returns would hold it).
+    for _ in $(seq 1 600); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+    kill -0 $pid 2>/dev/null && { echo "SIGTERM: still running 30 s later"; kill -9 $pid; }
+    wait $pid; rc=$?
     threads 2
     if [ "$rc" -eq 130 ]; then
-      "$AVI" resume "$work/sig.3.h5" "${T[@]}" --quiet && same "$work/sig.1.h5" "$work/sig.3.h5" \
+      "${LIMIT[@]}" "$AVI" resume "$work/sig.3.h5" "${T[@]}" --quiet && same "$work/sig.1.h5" "$work/sig.3.h5" \
         || { echo "SIGTERM: a 3-thread run stopped and resumed with 2 differs from the serial run"; bad=$((bad + 1)); }
     elif [ "$rc" -eq 0 ]; then  # a fast machine: the run ended first
       echo "SIGTERM: the run ended before the signal; compared whole"
