@@ -80,14 +80,15 @@ for c in $cases; do
 done
 
 # The count reached the run: /parameters/threads says N (the default: the
-# processors avi may run on, as nproc counts them), so that equal files
-# do not come from runs that all ignored it.
-"$PYTHON" - "$(nproc)" "$work"/friction.*.h5 <<'PY' || { echo "friction: /parameters/threads is not the count asked for"; bad=$((bad + 1)); }
-import sys, h5py
+# processors avi may run on, its affinity; not nproc, which follows
+# OMP_NUM_THREADS), so that equal files do not come from runs that all
+# ignored it.
+"$PYTHON" - "$work"/friction.*.h5 <<'PY' || { echo "friction: /parameters/threads is not the count asked for"; bad=$((bad + 1)); }
+import os, sys, h5py
 bad = 0
-for path in sys.argv[2:]:
+for path in sys.argv[1:]:
     n = path.rsplit(".", 2)[-2]
-    want = int(sys.argv[1]) if n == "default" else int(n)
+    want = len(os.sched_getaffinity(0)) if n == "default" else int(n)
     with h5py.File(path, "r") as f:
         got = f["parameters/threads"][()] if "parameters/threads" in f else None
     if got != want:
