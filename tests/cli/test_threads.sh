@@ -5,12 +5,13 @@
 # (1 thread) on bar (tets), sheet (shells under gravity), sphere-plate past
 # the first contact, two-spheres into contact with and without friction,
 # spring-chain, rod_damped (sync-explicit with damping) and sphere-plate
-# under dcr (a synchronous integrator with its contact stage). More threads
-# than cores is allowed. Then 20 chaos seeds (AVI_CHAOS_SEED: random chunks,
-# orders and yields in the pool) on two-spheres with friction, and
-# checkpoints written with one thread count resumed with another.
+# and two-spheres under dcr (a synchronous integrator with its contact
+# stage). More threads than cores is allowed. Then 20 chaos seeds
+# (AVI_CHAOS_SEED: random chunks, orders and yields in the pool) on
+# two-spheres with friction, and checkpoints written with one thread count
+# resumed with another.
 # AVI_THREADS_QUICK=1 (make test-tsan, under ThreadSanitizer): two-spheres
-# with friction at 4 threads, one chaos seed and one resume only.
+# with friction and under dcr at 4 threads, one chaos seed, one resume.
 set -u
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 unset AVI_CHAOS_SEED
@@ -58,15 +59,17 @@ declare -A args=(
   [two-spheres]="two-spheres $(every 8e-4)"
   [spring-chain]="spring-chain $(every 0.05)"
   [rod_damped]="rod_damped $(every 2)"
-  [dcr]="sphere-plate $(every 8e-5) --set integrator.type=dcr")
+  [dcr]="sphere-plate $(every 8e-5) --set integrator.type=dcr"
+  [dcr-spheres]="two-spheres $(every 8e-4) --set integrator.type=dcr")
 # dcr keeps stencils at contact.thickness (1e-3) or more: it had contact
 # when the smallest distance came within 1 % of it.
 declare -A expect=(
   [sphere-plate]="--min $A=1" [friction]="--min $A=1 --min observables/friction_work/value=1e-6"
-  [two-spheres]="--min $A=1" [dcr]="--max observables/min_contact_distance/value=1.01e-3")
-cases="bar sheet sphere-plate friction two-spheres spring-chain rod_damped dcr"
+  [two-spheres]="--min $A=1" [dcr]="--max observables/min_contact_distance/value=1.01e-3"
+  [dcr-spheres]="--max observables/min_contact_distance/value=1.01e-3")
+cases="bar sheet sphere-plate friction two-spheres spring-chain rod_damped dcr dcr-spheres"
 counts="2 3 4 8 default"; seeds=$(seq 1 20)
-if [ "${AVI_THREADS_QUICK:-0}" = 1 ]; then cases=friction; counts=4; seeds=1; fi
+if [ "${AVI_THREADS_QUICK:-0}" = 1 ]; then cases="friction dcr-spheres"; counts=4; seeds=1; fi
 
 for c in $cases; do
   # shellcheck disable=SC2086  # the argument lists split on spaces
