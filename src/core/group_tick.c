@@ -21,6 +21,7 @@ typedef struct {
     int finite;
     int unsafe; /* a -0.0 coordinate met by a member-by-member drift */
     int oom;
+    int fast;   /* a kick left a record past the contact manager's speed cap */
     char pad[64];
 } tick_part;
 
@@ -30,6 +31,8 @@ struct avi_tick_par {
     uint32_t *first, *last; /* by group vertex (groups->vertex index): first and last member touching it */
     tick_part *part;
     int nparts;
+    avi_vertex *undo; /* with contact: the group's records before the tick */
+    size_t undo_cap;
 };
 
 void avi_group_tick_free(avi_engine *e)
@@ -38,6 +41,7 @@ void avi_group_tick_free(avi_engine *e)
     if (!tp) return;
     for (int k = 0; k < tp->nparts; k++) free(tp->part[k].kick);
     free(tp->part);
+    free(tp->undo);
     free(tp->slot_start);
     free(tp->local);
     free(tp->first);
@@ -115,6 +119,7 @@ typedef struct {
     double t, half;
     int nparts;
     int check_zero; /* drift member by member in the serial tick: refuse -0.0 */
+    double vcap2;   /* the contact manager's speed cap squared; +inf without contact */
 } tick_job;
 
 /* Drifts the group's records [b, e) of its vertex list to t. */
@@ -123,6 +128,8 @@ static void drift_part(void *ctx, size_t b, size_t e, int worker)
     const tick_job *j = ctx;
     avi_vertex *V = j->e->model->vert;
     const uint32_t *list = j->e->groups.vertex + j->gr->vfirst;
+    if (j->tp->undo)
+        for (size_t a = b; a < e; a++) j->tp->undo[a] = V[list[a]];
     if (j->check_zero) {
         /* The serial tick drifts a shared record once per member; from the
          * second on by 0 v, which turns a -0.0 coordinate into +0.0. Such
@@ -175,7 +182,7 @@ static inline __attribute__((always_inline)) double member(const tick_job *j, ti
     uint32_t a = j->gr->first + p, id = j->mem[p];
     const void *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
     const uint32_t *s = avi_kind_stencil(kind, rec);
-    const int ns = avi_kind_slots(kind);
+    const int ns = avi_kind_slots(kind), nv = avi_kind_vertices(kind); /* slots past nv: edge records */
     const double w = j->half * avi_kind_dt(kind, rec);
     const uint32_t *local = j->tp->local + j->tp->slot_start[a];
     const uint32_t *first = j->tp->first + j->gr->vfirst, *last = j->tp->last + j->gr->vfirst;
@@ -202,8 +209,12 @@ static inline __attribute__((always_inline)) double member(const tick_job *j, ti
     double sum = 0.0;
     for (int c = 0; c < ns; c++) {
         uint32_t l = local[c];
-        if (first[l] >= lo_cut && last[l] < hi_cut) (void)avi_kick(V, &s[c], 1, w, &g[c]);
-        else if (keep_kick(part, s[c], w, g[c])) return NAN;
+        if (first[l] >= lo_cut && last[l] < hi_cut) {
+            (void)avi_kick(V, &s[c], 1, w, &g[c]);
+            if (c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > j->vcap2) part->fast = 1; /* avi_check_speed's */
+        } else if (keep_kick(part, s[c], w, g[c])) {
+            return NAN;
+        }
         sum += g[c][0] + g[c][1] + g[c][2];
     }
     return sum;
@@ -257,31 +268,59 @@ int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint
         tp->part[k].n = 0;
         tp->part[k].unsafe = 0;
         tp->part[k].oom = 0;
+        tp->part[k].fast = 0;
         memset(tp->part[k].counts, 0, sizeof tp->part[k].counts);
     }
-    tick_job j = {e, tp, gr, mem, pos, end, t, half, nparts, !drift_all};
+    /* With contact, a kick that leaves a record past the speed cap stops
+     * the serial tick at its member, for the manager to run: the tick is
+     * undone and left to the serial loop, which finds that member. */
+    avi_contact_clock *cm = contact_clock(e);
+    if (cm) {
+        if (tp->undo_cap < gr->vcount) {
+            avi_vertex *u = realloc(tp->undo, (size_t)gr->vcount * sizeof *u);
+            if (!u) return -1;
+            tp->undo = u;
+            tp->undo_cap = gr->vcount;
+        }
+    }
+    avi_vertex *undo = tp->undo;
+    if (!cm) tp->undo = NULL; /* drift_part saves nothing */
+    tick_job j = {e, tp, gr, mem, pos, end, t, half, nparts, !drift_all, cm ? cm->vcap2 : INFINITY};
     avi_pool_for(pool, gr->vcount, 4096, drift_part, &j);
     int unsafe = 0;
     for (int k = 0; k < tp->nparts; k++) unsafe |= tp->part[k].unsafe;
     /* Records left undrifted: the serial tick drifts them member by member;
      * those drifted here are at t, where its drift adds 0 v to a coordinate
      * that is not -0.0, which changes nothing. */
-    if (unsafe) return 0;
+    if (unsafe) {
+        tp->undo = undo;
+        return 0;
+    }
     avi_pool_for(pool, (size_t)nparts, 1, run_part, &j);
+    tp->undo = undo;
     /* The seam in part order, which is member order. */
     avi_vertex *V = e->model->vert;
-    int finite = 1, oom = 0;
+    int finite = 1, oom = 0, fast = 0;
     for (int k = 0; k < nparts; k++) {
         const tick_part *part = &tp->part[k];
         for (size_t a = 0; a < part->n; a++) {
             const seam_kick *sk = &part->kick[a];
             (void)avi_kick(V, &sk->rec, 1, sk->w, (const double (*)[3])sk->g);
+            if (sk->rec < e->model->nv && v3_dot(V[sk->rec].v, V[sk->rec].v) > j.vcap2) fast = 1;
         }
         finite &= part->finite;
         oom |= part->oom;
-        for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += part->counts[c];
+        fast |= part->fast;
     }
     if (oom) return -1;
+    if (cm && (fast || !finite)) {
+        /* Back to the records before the tick; the serial loop runs it. */
+        const uint32_t *list = e->groups.vertex + gr->vfirst;
+        for (uint32_t a = 0; a < gr->vcount; a++) V[list[a]] = undo[a];
+        return 0;
+    }
+    for (int k = 0; k < nparts; k++)
+        for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += tp->part[k].counts[c];
     *sum_finite = finite;
     return 1;
 }
