@@ -33,7 +33,17 @@ struct avi_tick_par {
     int nparts;
     avi_vertex *undo; /* with contact: the group's records before the tick */
     size_t undo_cap;
+    uint64_t ticks, members, seam, undone; /* avi_group_tick_stats */
 };
+
+void avi_group_tick_stats(const avi_engine *e, uint64_t *ticks, uint64_t *members, uint64_t *seam, uint64_t *undone)
+{
+    const struct avi_tick_par *tp = e->tick;
+    *ticks = tp ? tp->ticks : 0;
+    *members = tp ? tp->members : 0;
+    *seam = tp ? tp->seam : 0;
+    *undone = tp ? tp->undone : 0;
+}
 
 void avi_group_tick_free(avi_engine *e)
 {
@@ -172,10 +182,12 @@ static inline int keep_kick(tick_part *part, uint32_t rec, double w, const doubl
 }
 
 /* One member: gradient at the drifted positions, its kicks on the records
- * this part owns, the others kept. Returns the impulse's component sum (its
- * finiteness is the blow-up check), NAN when out of memory. */
+ * this part owns, the others kept for the seam; `speed` (a constant where
+ * inlined): check each kick against the speed cap. Returns the impulse's
+ * component sum (its finiteness is the blow-up check; in lanes where the
+ * kind has them, summed as uniform_tick does), NAN when out of memory. */
 static inline __attribute__((always_inline)) double member(const tick_job *j, tick_part *part, unsigned kind,
-                                                           uint32_t p, uint32_t pb, uint32_t pe)
+                                                           int speed, uint32_t p, uint32_t pb, uint32_t pe)
 {
     const avi_model *m = j->e->model;
     avi_vertex *V = m->vert;
@@ -189,35 +201,63 @@ static inline __attribute__((always_inline)) double member(const tick_job *j, ti
     /* The tick's members that touch a record lie in [max(first, pos),
      * min(last, end - 1)]: this part owns it when that is inside [pb, pe). */
     const uint32_t lo_cut = pb > j->pos ? pb : 0, hi_cut = pe < j->end ? pe : UINT32_MAX;
-    double g[AVI_STENCIL_MAX][3];
 #ifdef __AVX2__
     if (avi_kind_has_lanes(kind)) {
-        __m256d xv[AVI_STENCIL_MAX], gv[AVI_STENCIL_MAX];
+        __m256d xv[AVI_STENCIL_MAX], gv[AVI_STENCIL_MAX], sum = _mm256_setzero_pd();
         for (int c = 0; c < ns; c++) xv[c] = _mm256_loadu_pd(V[s[c]].x);
         avi_kind_gradient_lanes(kind, rec, xv, gv);
+        const __m256d ww = _mm256_set1_pd(w);
         for (int c = 0; c < ns; c++) {
-            _mm_storeu_pd(g[c], _mm256_castpd256_pd128(gv[c]));
-            _mm_store_sd(&g[c][2], _mm256_extractf128_pd(gv[c], 1));
+            uint32_t l = local[c];
+            if (first[l] >= lo_cut && last[l] < hi_cut) {
+                avi_kick_record(&V[s[c]], ww, gv[c]);
+                if (speed && c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > j->vcap2) part->fast = 1;
+            } else {
+                double g[4];
+                _mm256_storeu_pd(g, gv[c]);
+                if (keep_kick(part, s[c], w, g)) return NAN;
+            }
+            sum = _mm256_add_pd(sum, gv[c]);
         }
-    } else
-#endif
-    {
-        double x[AVI_STENCIL_MAX][3];
-        avi_gather(V, s, ns, x);
-        avi_kind_gradient(kind, rec, (const double (*)[3])x, g);
+        return avi_lane_sum(sum);
     }
+#endif
+    double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
+    avi_gather(V, s, ns, x);
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, g);
     double sum = 0.0;
     for (int c = 0; c < ns; c++) {
         uint32_t l = local[c];
         if (first[l] >= lo_cut && last[l] < hi_cut) {
             (void)avi_kick(V, &s[c], 1, w, &g[c]);
-            if (c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > j->vcap2) part->fast = 1; /* avi_check_speed's */
+            if (speed && c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > j->vcap2) part->fast = 1; /* avi_check_speed's */
         } else if (keep_kick(part, s[c], w, g[c])) {
             return NAN;
         }
         sum += g[c][0] + g[c][1] + g[c][2];
     }
     return sum;
+}
+
+/* Past the L2 cache a record or vertex load costs 50-100 ns: request the
+ * record of the member PREFETCH_RECORD ahead and the vertices of the one
+ * PREFETCH_VERTICES ahead, whose record has arrived (as the serial loop,
+ * engine.c). */
+#define PREFETCH_RECORD 8
+#define PREFETCH_VERTICES 4
+static inline __attribute__((always_inline)) void prefetch_member(const avi_model *m, uint32_t id, int vertices)
+{
+    unsigned kind = id >> AVI_ID_KIND_SHIFT;
+    if (kind >= AVI_MODEL_KINDS || !(avi_kind_flags(kind) & AVI_KIND_ELASTIC)) return;
+    const char *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
+    if (!vertices) {
+        size_t size = avi_kind_record_size(kind);
+        for (size_t o = 0; o < size; o += 64) __builtin_prefetch(rec + o);
+        __builtin_prefetch(rec + size - 1);
+        return;
+    }
+    const uint32_t *s = avi_kind_stencil(kind, rec);
+    for (int a = 0; a < avi_kind_slots(kind); a++) __builtin_prefetch(&m->vert[s[a]], 1);
 }
 
 /* Part k of the tick: its members in order. */
@@ -230,10 +270,16 @@ static void run_part(void *ctx, size_t kb, size_t ke, int worker)
         uint32_t pb = j->pos + (uint32_t)(span * k / (uint64_t)j->nparts);
         uint32_t pe = j->pos + (uint32_t)(span * (k + 1) / (uint64_t)j->nparts);
         double total = 0.0;
+        const int prefetch = j->e->prefetch, speed = j->vcap2 < INFINITY;
         for (uint32_t p = pb; p < pe; p++) {
+            if (prefetch) {
+                if (p + PREFETCH_RECORD < pe) prefetch_member(j->e->model, j->mem[p + PREFETCH_RECORD], 0);
+                if (p + PREFETCH_VERTICES < pe) prefetch_member(j->e->model, j->mem[p + PREFETCH_VERTICES], 1);
+            }
             unsigned kind = j->mem[p] >> AVI_ID_KIND_SHIFT;
             switch (kind) { /* one straight path per kind */
-#define MEMBER(K, ...) case K: total += member(j, part, K, p, pb, pe); break;
+#define MEMBER(K, ...) \
+    case K: total += speed ? member(j, part, K, 1, p, pb, pe) : member(j, part, K, 0, p, pb, pe); break;
                 AVI_POTENTIAL_KINDS(MEMBER)
 #undef MEMBER
             default: total = NAN; break;
@@ -317,8 +363,12 @@ int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint
         /* Back to the records before the tick; the serial loop runs it. */
         const uint32_t *list = e->groups.vertex + gr->vfirst;
         for (uint32_t a = 0; a < gr->vcount; a++) V[list[a]] = undo[a];
+        tp->undone++;
         return 0;
     }
+    tp->ticks++;
+    tp->members += end - pos;
+    for (int k = 0; k < nparts; k++) tp->seam += tp->part[k].n;
     for (int k = 0; k < nparts; k++)
         for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += tp->part[k].counts[c];
     *sum_finite = finite;

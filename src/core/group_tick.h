@@ -39,6 +39,10 @@
 int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem, uint32_t pos,
                             uint32_t end, double t, double half, int drift_all, uint64_t *counts, int *sum_finite);
 
+/* Ticks run on the pool, their members, the kicks kept for seams, and the
+ * ticks undone for the serial loop (contact), since the spans were built. */
+void avi_group_tick_stats(const avi_engine *e, uint64_t *ticks, uint64_t *members, uint64_t *seam, uint64_t *undone);
+
 /* Frees the spans and scratch (the engine's destroy, and when the grouping
  * is rebuilt). */
 void avi_group_tick_free(avi_engine *e);
