@@ -1,5 +1,6 @@
 /* Observers: read the state at a time T (x + (T - tau) v) without changing it. */
 #include "core/engine_internal.h"
+#include "core/incidence.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +99,112 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
 #undef ADD_GRADIENTS
 }
 
+/* The parallel passes (core/incidence.h): a term per potential or per
+ * stencil slot into mp's scratch on any worker, then sums in the serial
+ * order. Chunks of the flat potential index [b, e) may span kinds: each
+ * kind's part runs its own specialised copy. */
+#define PASS_GRAIN 256
+
+typedef struct {
+    avi_model_pass *mp;
+    const double (*xt)[3]; /* energies at xt; NULL: gradients at the records */
+    unsigned kinds;        /* the kinds of the pass: a bit per kind */
+} pass_ctx;
+
+static inline __attribute__((always_inline)) void energies_kind(const pass_ctx *c, unsigned kind, size_t b, size_t e)
+{
+    const avi_model *m = c->mp->m;
+    size_t off = c->mp->inc.off[kind];
+    double x[AVI_STENCIL_MAX][3];
+    for (size_t p = b; p < e; p++) {
+        const void *rec = avi_kind_record(m, kind, p - off);
+        gather(c->xt, avi_kind_stencil(kind, rec), avi_kind_slots(kind), x);
+        c->mp->pot[p] = avi_kind_energy(kind, rec, (const double (*)[3])x);
+    }
+}
+
+static inline __attribute__((always_inline)) void gradients_kind(const pass_ctx *c, unsigned kind, size_t b, size_t e)
+{
+    const avi_model *m = c->mp->m;
+    const int n = avi_kind_slots(kind);
+    size_t off = c->mp->inc.off[kind], row = c->mp->inc.row_off[kind] + (b - off) * (size_t)n;
+    double x[AVI_STENCIL_MAX][3];
+    for (size_t p = b; p < e; p++, row += (size_t)n) {
+        const void *rec = avi_kind_record(m, kind, p - off);
+        gather_vertices(m, avi_kind_stencil(kind, rec), n, x);
+        avi_kind_gradient(kind, rec, (const double (*)[3])x, c->mp->rows + row);
+    }
+}
+
+static void pass_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const pass_ctx *c = ctx;
+    const size_t *off = c->mp->inc.off;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
+        size_t lo = b > off[k] ? b : off[k], hi = e < off[k + 1] ? e : off[k + 1];
+        if (lo >= hi || !(c->kinds & (1u << k))) continue;
+#define PASS_CASE(K, ...) \
+    case K: if (c->xt) energies_kind(c, K, lo, hi); else gradients_kind(c, K, lo, hi); break;
+        switch (k) { AVI_POTENTIAL_KINDS(PASS_CASE) default: break; }
+#undef PASS_CASE
+    }
+}
+
+/* Energies of the kinds with flag AVI_KIND_ELASTIC equal to `elastic`
+ * (both when want < 0) into mp->pot. */
+static unsigned kinds_with(int elastic)
+{
+    unsigned bits = 0;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        if (elastic < 0 || !(avi_kind_flags(k) & AVI_KIND_ELASTIC) == !elastic) bits |= 1u << k;
+    return bits;
+}
+
+/* The sum of mp->pot over the kinds in `kinds`, in the serial order. */
+static double pot_sum(const avi_model_pass *mp, unsigned kinds)
+{
+    double sum = 0.0;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        if (kinds & (1u << k))
+            for (size_t p = mp->inc.off[k]; p < mp->inc.off[k + 1]; p++) sum += mp->pot[p];
+    return sum;
+}
+
+double avi_model_elastic_energy_pass(const avi_model *m, avi_model_pass *mp, const double (*xt)[3])
+{
+    if (avi_model_pass_ready(mp, 0)) return avi_model_elastic_energy(m, xt);
+    pass_ctx c = {mp, xt, kinds_with(1)};
+    avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
+    return pot_sum(mp, c.kinds);
+}
+
+typedef struct {
+    const avi_model_pass *mp;
+    double (*g)[3];
+} gather_ctx;
+
+/* Record r's rows, in the serial order. */
+static void gather_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const gather_ctx *c = ctx;
+    const avi_incidence *inc = &c->mp->inc;
+    const double (*rows)[3] = (const double (*)[3])c->mp->rows;
+    for (size_t r = b; r < e; r++)
+        for (size_t j = inc->start[r]; j < inc->start[r + 1]; j++) v3_add(c->g[r], c->g[r], rows[inc->entry[j].row]);
+}
+
+void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, double (*g)[3])
+{
+    if (avi_model_pass_ready(mp, 0)) {
+        avi_model_accumulate_gradient(m, g);
+        return;
+    }
+    pass_ctx c = {mp, NULL, kinds_with(-1)};
+    avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
+    gather_ctx gc = {mp, g};
+    avi_pool_for(mp->pool, mp->inc.nrec, PASS_GRAIN, gather_chunk, &gc);
+}
+
 /* Whether energy `en` names a blow-up better than the best so far: the
  * first non-finite energy wins (a NaN compares false with everything, so it
  * must neither be skipped nor overwritten), else the largest finite one. */
@@ -162,15 +269,38 @@ static void positions_at(const avi_vertex *V, size_t nv, double t, double (*xt)[
     records_state(V, nv, t, &xt[0][0], NULL);
 }
 
+typedef struct {
+    const avi_vertex *V;
+    double t;
+    double (*xt)[3];
+} positions_ctx;
+
+static void positions_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const positions_ctx *c = ctx;
+    records_state(c->V + b, e - b, c->t, &c->xt[b][0], NULL);
+}
+
+/* positions_at on mp's pool (each record on its own: any split, same bits). */
+static void positions_at_pass(avi_model_pass *mp, const avi_vertex *V, size_t nv, double t, double (*xt)[3])
+{
+    if (avi_model_pass_ready(mp, 0)) {
+        positions_at(V, nv, t, xt);
+        return;
+    }
+    positions_ctx c = {V, t, xt};
+    avi_pool_for(mp->pool, nv, 4096, positions_chunk, &c);
+}
+
 /* Kinetic, elastic and external energies and momenta of the records V at t
  * (xt: scratch for their positions; dv and de: the velocity corrections to
  * t and the potential energy beyond V(xt) of the represented motion,
  * avi_engine_owed_velocity, for the synchronized kinetic and total
  * energies); contact terms and counts are the caller's. */
-static void observe_records(const avi_model *m, const avi_vertex *V, const double (*dv)[3], double de, double t,
-                            double (*xt)[3], avi_observation *o)
+static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_vertex *V, const double (*dv)[3],
+                            double de, double t, double (*xt)[3], avi_observation *o)
 {
-    positions_at(V, avi_model_record_count(m), t, xt);
+    positions_at_pass(mp, V, avi_model_record_count(m), t, xt);
     double ke = 0.0, ke_mid = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
         const avi_vertex *p = &V[i];
@@ -194,10 +324,19 @@ static void observe_records(const avi_model *m, const avi_vertex *V, const doubl
             ke_mid += 0.5 * V[i].v[0] * V[i].v[0] / V[i].inv_mass;
             ke += 0.5 * w * w / V[i].inv_mass;
         }
-    double ext = external_energy(m, (const double (*)[3])xt);
+    double ext, elastic;
+    if (!avi_model_pass_ready(mp, 0)) { /* every energy on the pool, summed as below */
+        pass_ctx c = {mp, (const double (*)[3])xt, kinds_with(-1)};
+        avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
+        ext = pot_sum(mp, kinds_with(0));
+        elastic = pot_sum(mp, kinds_with(1));
+    } else {
+        ext = external_energy(m, (const double (*)[3])xt);
+        elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
+    }
     o->kinetic = ke;
     o->kinetic_midstep = ke_mid;
-    o->elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
+    o->elastic = elastic;
     o->external = ext;
     o->total = o->kinetic + o->elastic + o->contact + o->external + de;
     o->total_midstep = o->kinetic_midstep + o->elastic + o->contact + o->external;
@@ -235,7 +374,7 @@ void avi_engine_observe(const avi_engine *e, double t, avi_observation *o)
         positions_at(m->vert, avi_model_record_count(m), t, xt);
         double de;
         (void)avi_engine_owed_velocity(e, t, (const double (*)[3])xt, dv, &de); /* NaN when out of memory */
-        observe_records(m, m->vert, (const double (*)[3])dv, de, t, xt, o);
+        observe_records(m, NULL, m->vert, (const double (*)[3])dv, de, t, xt, o);
     }
     free(xt);
     free(dv);
@@ -250,6 +389,7 @@ struct avi_snapshot {
     double de;          /* the represented motion's potential energy beyond V(xt) */
     int applied;        /* dv holds the corrections (observed once already) */
     avi_observation engine_side;
+    avi_model_pass *pass; /* the observation's pool and scratch (avi_snapshot_set_pass); NULL: serial */
 };
 
 avi_snapshot *avi_snapshot_create(const avi_model *m)
@@ -293,15 +433,17 @@ void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
 uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_side.events_total; }
 
+void avi_snapshot_set_pass(avi_snapshot *s, avi_model_pass *mp) { s->pass = mp; }
+
 void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
 {
     *o = s->engine_side;
     if (!s->applied) {
-        positions_at(s->vert, avi_model_record_count(s->model), o->time, s->xt);
-        avi_owed_apply(s->model, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);
+        positions_at_pass(s->pass, s->vert, avi_model_record_count(s->model), o->time, s->xt);
+        avi_owed_apply(s->model, s->pass, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);
         s->applied = 1;
     }
-    observe_records(s->model, s->vert, (const double (*)[3])s->dv, s->de, o->time, s->xt, o);
+    observe_records(s->model, s->pass, s->vert, (const double (*)[3])s->dv, s->de, o->time, s->xt, o);
 }
 
 void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)

@@ -15,6 +15,7 @@
  * which makes the energy constant to fourth order on a harmonic mode. The
  * trajectory is untouched: only observers use it. */
 #include "core/engine_internal.h"
+#include "core/incidence.h"
 #include "core/refine.h"
 
 #include <math.h>
@@ -168,6 +169,233 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
     }
 }
 
+/* The two passes on a pool (core/incidence.h), the same bits: each clock's
+ * gradients go into its potential's rows on any worker, then each record
+ * adds them in the sweep's order (its entries sorted by their clock's
+ * position in the sweep, rank), as sweep_clocks would; the odd energy term
+ * is terms into rows, added in the sweep's order by one thread. */
+typedef struct {
+    avi_model_pass *mp;
+    const avi_owed *o;
+    sweep *s;
+    double t;
+    size_t nsync; /* items [0, nsync): every potential on the synchronous clock; then the queue */
+} owed_ctx;
+
+/* Item j of the sweep: its kind, index and clock share; 0: none (contact). */
+static int owed_item(const owed_ctx *c, size_t j, unsigned *kind, uint32_t *i, share *sh)
+{
+    const avi_owed *o = c->o;
+    if (j < c->nsync) {
+        const size_t *off = c->mp->inc.off;
+        unsigned k = 0;
+        while (j >= off[k + 1]) k++;
+        *kind = k;
+        *i = (uint32_t)(j - off[k]);
+        *sh = clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
+        return 1;
+    }
+    j -= c->nsync;
+    *kind = o->ev[j].id >> AVI_ID_KIND_SHIFT;
+    *i = o->ev[j].id & AVI_ID_INDEX_MASK;
+    if (*kind == AVI_KIND_CONTACT) return 0;
+    double dt = avi_kind_dt(*kind, avi_kind_record(c->s->m, *kind, *i));
+    if (o->level && o->level[j]) dt = ldexp(dt, -(int)o->level[j]); /* a refined clock */
+    *sh = clock_share(c->t, o->ev[j].t, o->ev[j].n, dt);
+    return 1;
+}
+
+/* Pass 1 of item j: owe_kind's gradient into the rows, its weights into coef. */
+SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j, share sh)
+{
+    avi_model_pass *mp = c->mp;
+    size_t p = mp->inc.off[kind] + i;
+    if (sh.w == 0.0 && sh.h == 0.0) return; /* rank stays AVI_PASS_NONE */
+    const int n = avi_kind_slots(kind);
+    const void *rec = avi_kind_record(mp->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    double x[AVI_STENCIL_MAX][3];
+    for (int a = 0; a < n; a++) v3_copy(x[a], c->s->xt[v[a]]);
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n);
+    double u = sh.u, h = sh.h;
+    mp->coef[4 * p] = sh.w;
+    mp->coef[4 * p + 1] = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
+    mp->coef[4 * p + 2] = h;
+    mp->rank[p] = (uint32_t)j;
+}
+
+/* Pass 2 of item j: hessian_kind's H_P v into rows2 and its cross terms into
+ * rows; rank AVI_PASS_NONE when it adds nothing. */
+SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j, share sh)
+{
+    avi_model_pass *mp = c->mp;
+    size_t p = mp->inc.off[kind] + i;
+    mp->rank[p] = AVI_PASS_NONE;
+    double w = sh.w, u = sh.u, h = sh.h;
+    (void)w;
+    if (h == 0.0 || (avi_kind_flags(kind) & AVI_KIND_LINEAR)) return; /* H = 0 */
+    const sweep *s = c->s;
+    const void *rec = avi_kind_record(s->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    const int n = avi_kind_slots(kind);
+    const uint32_t nv = s->m->nv;
+    const double (*xt)[3] = s->xt, (*imp)[3] = (const double (*)[3])s->imp, (*gsum)[3] = (const double (*)[3])s->gsum;
+    const avi_vertex *V = s->V;
+    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
+    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
+    for (int a = 0; a < n; a++) {
+        v3_copy(x[a], xt[v[a]]);
+        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
+        if (v[a] >= nv) continue;
+        speed = fmax(speed, v3_norm(vs[a]));
+        double d[3];
+        v3_sub(d, x[a], x[0]);
+        size = fmax(size, v3_norm(d));
+    }
+    if (!(speed > 0.0 && size > 0.0)) return;
+    double eps = HV_STEP * size / speed;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k < 3; k++) {
+            xp[a][k] = x[a][k] + eps * vs[a][k];
+            xm[a][k] = x[a][k] - eps * vs[a][k];
+        }
+    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
+    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
+    size_t row = mp->inc.row_off[kind] + (size_t)i * (size_t)n;
+    for (int a = 0; a < n; a++) {
+        double im = V[v[a]].inv_mass;
+        for (int k = 0; k < 3; k++) {
+            double hv = (gp[a][k] - gm[a][k]) / (2.0 * eps);
+            mp->rows2[row + (size_t)a][k] = hv;
+            mp->rows[row + (size_t)a][k] = kc * im * gsum[v[a]][k] * hv;
+        }
+    }
+    mp->coef[4 * p + 3] = kv;
+    mp->rank[p] = (uint32_t)j;
+}
+
+static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    for (size_t j = b; j < e; j++) {
+        unsigned kind;
+        uint32_t i;
+        share sh;
+        if (!owed_item(c, j, &kind, &i, &sh)) continue;
+        if (c->s->pass == 1) {
+#define OWE_ROWS_CASE(K, ...) case K: owe_rows_kind(c, K, i, j, sh); break;
+            switch (kind) { AVI_POTENTIAL_KINDS(OWE_ROWS_CASE) default: break; }
+#undef OWE_ROWS_CASE
+        } else {
+#define HESSIAN_ROWS_CASE(K, ...) case K: hessian_rows_kind(c, K, i, j, sh); break;
+            switch (kind) { AVI_POTENTIAL_KINDS(HESSIAN_ROWS_CASE) default: break; }
+#undef HESSIAN_ROWS_CASE
+        }
+    }
+}
+
+/* Pass 1's sums of records [b, e): each record's entries of clocks in the
+ * sweep, sorted by rank (insertion sort: stable, so a potential's slots keep
+ * their order; lists are short), kept in order for pass 2. */
+static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    avi_model_pass *mp = c->mp;
+    const avi_incidence *inc = &mp->inc;
+    const uint32_t *rank = mp->rank;
+    const double *coef = mp->coef;
+    const double (*rows)[3] = (const double (*)[3])mp->rows;
+    double (*imp)[3] = c->s->imp, (*gsum)[3] = c->s->gsum, (*acc)[3] = c->s->acc;
+    for (size_t r = b; r < e; r++) {
+        avi_incidence_entry *ord = mp->order + inc->start[r];
+        uint32_t n = 0;
+        for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
+            avi_incidence_entry en = inc->entry[q];
+            uint32_t key = rank[en.p];
+            if (key == AVI_PASS_NONE) continue;
+            uint32_t a = n++;
+            for (; a > 0 && rank[ord[a - 1].p] > key; a--) ord[a] = ord[a - 1];
+            ord[a] = en;
+        }
+        mp->count[r] = n;
+        for (uint32_t q = 0; q < n; q++) {
+            const double *cf = coef + 4 * (size_t)ord[q].p, *g = rows[ord[q].row];
+            double w = cf[0], cc = cf[1], h = cf[2];
+            for (int k = 0; k < 3; k++) {
+                if (w != 0.0) imp[r][k] += w * g[k];
+                if (h > 0.0) {
+                    gsum[r][k] += g[k];
+                    acc[r][k] += cc * g[k];
+                }
+            }
+        }
+    }
+}
+
+/* Pass 2's sums of records [b, e) (acc zeroed), then dv += M^-1 acc. */
+static void owed_gather2_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    const avi_model_pass *mp = c->mp;
+    const double (*rows2)[3] = (const double (*)[3])mp->rows2;
+    double (*imp)[3] = c->s->imp, (*acc)[3] = c->s->acc;
+    for (size_t r = b; r < e; r++) {
+        const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
+        for (uint32_t q = 0; q < mp->count[r]; q++) {
+            if (mp->rank[ord[q].p] == AVI_PASS_NONE) continue;
+            double kv = mp->coef[4 * (size_t)ord[q].p + 3];
+            for (int k = 0; k < 3; k++) acc[r][k] += kv * rows2[ord[q].row][k];
+        }
+        for (int k = 0; k < 3; k++) imp[r][k] += c->s->V[r].inv_mass * acc[r][k];
+    }
+}
+
+/* The odd term's sum, one thread, in the sweep's order. */
+static double owed_cross(const owed_ctx *c, size_t nitems)
+{
+    const avi_model_pass *mp = c->mp;
+    double cross = 0.0;
+    for (size_t j = 0; j < nitems; j++) {
+        unsigned kind;
+        uint32_t i;
+        share sh;
+        if (!owed_item(c, j, &kind, &i, &sh)) continue;
+        if (mp->rank[mp->inc.off[kind] + i] == AVI_PASS_NONE) continue;
+        int n = avi_kind_slots(kind);
+        const double (*t)[3] = (const double (*)[3])mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n;
+        for (int a = 0; a < n; a++)
+            for (int k = 0; k < 3; k++) cross += t[a][k];
+    }
+    return cross;
+}
+
+/* avi_owed_apply's passes on mp's pool; -1: not possible here (serial). */
+static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double t, size_t nv, double *de)
+{
+    if (avi_model_pass_ready(mp, 1)) return -1;
+    size_t nsync = o->sync_h > 0.0 ? mp->inc.np : 0, nitems = nsync + o->nev;
+    if (nsync && o->nev) return -1; /* a potential on two clocks: not a sweep of one rank each */
+    owed_ctx c = {mp, o, s, t, nsync};
+    memset(mp->rank, 0xff, mp->inc.np * sizeof *mp->rank);
+    avi_pool_for(mp->pool, nitems, 64, owed_rows_chunk, &c);
+    avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
+    double de_pos = 0.0;
+    for (size_t i = 0; i < nv; i++) {
+        double q = s->V[i].inv_mass;
+        for (int k = 0; k < 3; k++) {
+            s->imp[i][k] *= -q;
+            de_pos += q * s->gsum[i][k] * s->acc[i][k];
+        }
+    }
+    memset(s->acc, 0, nv * sizeof *s->acc);
+    s->pass = 2;
+    avi_pool_for(mp->pool, nitems, 64, owed_rows_chunk, &c);
+    avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
+    *de = de_pos + owed_cross(&c, nitems);
+    return 0;
+}
+
 /* Clocks on refined steps (core/refine.h) run at dt_0 / 2^level; the level
  * lives on the engine's thread, so it is read here, into o->level. */
 static void take_levels(const avi_engine *e, avi_owed *o)
@@ -207,8 +435,8 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     return 0;
 }
 
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3], double *de)
+void avi_owed_apply(const avi_model *m, avi_model_pass *mp, const avi_vertex *V, avi_owed *o, double t,
+                    const double (*xt)[3], double (*imp)[3], double *de)
 {
     size_t nv = avi_model_record_count(m); /* vertices and edge DOF records (1/m = 1/I_e) */
     *de = 0.0;
@@ -228,6 +456,7 @@ void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double
     }
     sweep s = {m, V, xt, imp, o->work, o->work + nv, 0.0, 1};
     memset(o->work, 0, 2 * nv * sizeof *o->work);
+    if (!apply_on_pool(mp, o, &s, t, nv, de)) return;
     sweep_clocks(&s, o, t);
     /* imp holds sum w grad V: dv = -M^-1 imp; the represented motion's
      * potential energy beyond V(xt) is grad V . M^-1 acc. */
@@ -260,7 +489,7 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
 {
     avi_owed o = {0};
     int rc = avi_owed_take(e, t, xt, &o, dv);
-    avi_owed_apply(e->model, e->model->vert, &o, t, xt, dv, de);
+    avi_owed_apply(e->model, NULL, e->model->vert, &o, t, xt, dv, de);
     avi_owed_free(&o);
     return rc;
 }

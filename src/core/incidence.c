@@ -1,0 +1,115 @@
+/* The incidence list of a model and the scratch of its parallel passes
+ * (core/incidence.h). */
+#include "core/incidence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int avi_incidence_build(avi_incidence *inc, const avi_model *m)
+{
+    memset(inc, 0, sizeof *inc);
+    size_t nrec = avi_model_record_count(m), np = 0, nrow = 0;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
+        size_t c = avi_model_potential_count(m, (avi_kind)k);
+        inc->off[k] = np;
+        inc->row_off[k] = nrow;
+        np += c;
+        nrow += c * (size_t)avi_kind_slots(k);
+    }
+    inc->off[AVI_MODEL_KINDS] = np;
+    inc->row_off[AVI_MODEL_KINDS] = nrow;
+    if (np >= AVI_PASS_NONE || nrow >= UINT32_MAX) return AVI_ERR_RUN;
+    inc->nrec = nrec;
+    inc->np = np;
+    inc->nrow = nrow;
+    inc->start = calloc(nrec + 1, sizeof *inc->start);
+    inc->entry = malloc((nrow ? nrow : 1) * sizeof *inc->entry);
+    if (!inc->start || !inc->entry) {
+        avi_incidence_free(inc);
+        return AVI_ERR_RUN;
+    }
+    /* Count, prefix, fill: a counting sort by record that keeps the serial
+     * (kind, index, slot) order within each record. */
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            const uint32_t *v = avi_kind_stencil(k, avi_kind_record(m, k, i));
+            for (int a = 0; a < avi_kind_slots(k); a++) inc->start[v[a] + 1]++;
+        }
+    for (size_t r = 0; r < nrec; r++) inc->start[r + 1] += inc->start[r];
+    size_t *fill = malloc((nrec ? nrec : 1) * sizeof *fill);
+    if (!fill) {
+        avi_incidence_free(inc);
+        return AVI_ERR_RUN;
+    }
+    memcpy(fill, inc->start, nrec * sizeof *fill);
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
+        int n = avi_kind_slots(k);
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            const uint32_t *v = avi_kind_stencil(k, avi_kind_record(m, k, i));
+            for (int a = 0; a < n; a++)
+                inc->entry[fill[v[a]]++] = (avi_incidence_entry){(uint32_t)(inc->off[k] + i),
+                                                                 (uint32_t)(inc->row_off[k] + i * (size_t)n + (size_t)a)};
+        }
+    }
+    free(fill);
+    return AVI_OK;
+}
+
+void avi_incidence_free(avi_incidence *inc)
+{
+    free(inc->start);
+    free(inc->entry);
+    memset(inc, 0, sizeof *inc);
+}
+
+avi_model_pass *avi_model_pass_create(const avi_model *m, avi_pool *pool)
+{
+    avi_model_pass *mp = calloc(1, sizeof *mp);
+    if (!mp) return NULL;
+    mp->m = m;
+    mp->pool = pool;
+    return mp;
+}
+
+void avi_model_pass_destroy(avi_model_pass *mp)
+{
+    if (!mp) return;
+    avi_incidence_free(&mp->inc);
+    free(mp->rows);
+    free(mp->rows2);
+    free(mp->pot);
+    free(mp->coef);
+    free(mp->rank);
+    free(mp->order);
+    free(mp->count);
+    free(mp);
+}
+
+int avi_model_pass_ready(avi_model_pass *mp, int owed)
+{
+    if (!mp || (avi_pool_threads(mp->pool) <= 1 && !avi_pool_chaos(mp->pool))) return -1;
+    if (mp->built < 0) return -1; /* out of memory once: serial from then on */
+    const avi_incidence *inc = &mp->inc;
+    if (!mp->built) {
+        mp->built = -1;
+        if (avi_incidence_build(&mp->inc, mp->m)) return -1;
+        size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1;
+        mp->rows = malloc(nrow * sizeof *mp->rows);
+        mp->pot = malloc(np * sizeof *mp->pot);
+        if (!mp->rows || !mp->pot) return -1;
+        mp->built = 1;
+    }
+    if (owed && !mp->rank) { /* the owed velocities' pass needs more (velocity_sync.c) */
+        size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1, nrec = inc->nrec ? inc->nrec : 1;
+        mp->rows2 = malloc(nrow * sizeof *mp->rows2);
+        mp->coef = malloc(4 * np * sizeof *mp->coef);
+        mp->order = malloc(nrow * sizeof *mp->order);
+        mp->count = malloc(nrec * sizeof *mp->count);
+        mp->rank = malloc(np * sizeof *mp->rank);
+        if (!mp->rows2 || !mp->coef || !mp->order || !mp->count || !mp->rank) {
+            mp->built = -1;
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,80 @@
+/* Whole-model passes on a pool with the serial bits (issue 30).
+ *
+ * A serial pass over every potential adds each stencil's terms into its
+ * vertices as it goes; a per-vertex sum then depends on the order of the
+ * potentials. The parallel form keeps that order: each potential's terms go
+ * into its own rows (one per stencil slot) on any worker, then each record
+ * adds its rows in the serial order, along the incidence list built here:
+ * for each record, its (potential, row) pairs in kind, index and slot order.
+ * Scalar sums (energies) are terms into an array, added in the serial order
+ * by one thread. Never per-thread partial sums: they would change the bits.
+ *
+ * An avi_model_pass is that list plus the rows' scratch, for one thread's
+ * use (the output stream's, or the engine's for the synchronous
+ * integrators) with one pool; it is built at the first parallel pass. */
+#ifndef AVI_INCIDENCE_H
+#define AVI_INCIDENCE_H
+
+#include "avi/engine.h"
+#include "base/pool.h"
+#include "core/model_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One stencil slot on a record: the potential's flat index (kinds in rank
+ * order) and the slot's row (its potential's first row plus the slot). */
+typedef struct {
+    uint32_t p, row;
+} avi_incidence_entry;
+
+typedef struct {
+    size_t nrec, np, nrow;
+    size_t *start;              /* nrec + 1: record r's entries are [start[r], start[r + 1]) */
+    avi_incidence_entry *entry; /* in serial order: kinds in rank order, index, slot */
+    size_t off[AVI_MODEL_KINDS + 1];     /* flat index of each kind's first potential */
+    size_t row_off[AVI_MODEL_KINDS + 1]; /* row of each kind's first potential */
+} avi_incidence;
+
+/* Builds the list of a finalized model. AVI_OK or AVI_ERR_RUN (out of memory). */
+int avi_incidence_build(avi_incidence *inc, const avi_model *m);
+void avi_incidence_free(avi_incidence *inc);
+
+typedef struct avi_model_pass avi_model_pass;
+
+/* A pass over model m on pool (not owned; NULL: serial). NULL when out of
+ * memory. */
+avi_model_pass *avi_model_pass_create(const avi_model *m, avi_pool *pool);
+void avi_model_pass_destroy(avi_model_pass *mp);
+
+/* What the parallel passes share (observers.c, velocity_sync.c): the list
+ * and scratch rows (24 B a stencil slot and 8 B a potential; the owed
+ * velocities' pass, `owed`, 32 B a slot and 36 B a potential more), made
+ * ready (0) or not (-1: out of memory, or no pool of more than one thread
+ * and no chaos: take the serial loops). */
+struct avi_model_pass {
+    const avi_model *m;
+    avi_pool *pool;
+    int built;
+    avi_incidence inc;
+    double (*rows)[3]; /* nrow: a term per stencil slot */
+    double (*rows2)[3]; /* nrow: a second term (velocity_sync's pass 2) */
+    double *pot;        /* np: a scalar per potential (energies) */
+    double *coef;       /* 4 np: per-potential weights (velocity_sync) */
+    uint32_t *rank;     /* np: position in a pass's order, AVI_PASS_NONE: not in it */
+    avi_incidence_entry *order; /* as inc.entry: each record's entries in a pass's order */
+    uint32_t *count;            /* nrec: entries of each record in order */
+};
+#define AVI_PASS_NONE UINT32_MAX
+int avi_model_pass_ready(avi_model_pass *mp, int owed);
+
+/* Parallel forms of observers.c's passes over model m, the same bits as
+ * the serial ones (which they take when mp is NULL or not ready). */
+double avi_model_elastic_energy_pass(const avi_model *m, avi_model_pass *mp, const double (*x)[3]);
+void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, double (*g)[3]);
+
+/* The snapshot's observation (avi_snapshot_observe) on mp's pool; NULL:
+ * serial. mp must outlive its use and be used by one thread at a time. */
+void avi_snapshot_set_pass(avi_snapshot *s, avi_model_pass *mp);
+
+#endif
