@@ -95,6 +95,14 @@ int avi_engine_advance(avi_engine *engine, double t);
  * checkpoint taken there resumes exactly. NULL: never stop. */
 void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
 
+/* Runs the engine on `threads` threads (1 .. 1024; the caller's included),
+ * between advances. The result is the same, bit for bit, for every count.
+ * A new engine runs on one. AVI_OK, or AVI_ERR_INPUT (a count out of range)
+ * or AVI_ERR_RUN (threads could not start), engine error set. */
+int avi_engine_set_threads(avi_engine *engine, int threads);
+/* The threads the engine runs on (1 before any avi_engine_set_threads). */
+int avi_engine_threads(const avi_engine *engine);
+
 /* Advances to t_end, calling observers on the way (see avi_observer_fn).
  * The stop flag is read between observer calls too, so a run whose
  * observers come faster than its events still stops. A run in which not

@@ -2,6 +2,7 @@
  * potential, drift its stencil to the event time, kick, reschedule. */
 #include "core/engine_internal.h"
 #include "base/error.h"
+#include "base/pool.h"
 #include "core/damping.h"
 #include "core/refine.h"
 
@@ -151,6 +152,7 @@ void avi_engine_destroy(avi_engine *e)
 {
     if (!e) return;
     if (e->stepper) e->stepper->destroy(e);
+    avi_pool_destroy(e->pool);
     free(e->obs);
     free(e);
 }
@@ -970,6 +972,23 @@ uint64_t avi_engine_observer_calls(const avi_engine *e, int index)
     return o->next;
 }
 void avi_engine_set_stop_flag(avi_engine *e, volatile sig_atomic_t *flag) { e->stop = flag; }
+
+int avi_engine_set_threads(avi_engine *e, int threads)
+{
+    if (threads < 1 || threads > AVI_POOL_MAX_THREADS)
+        return engine_fail(e, AVI_ERR_INPUT, "threads must be 1 to %d (got %d)", AVI_POOL_MAX_THREADS, threads);
+    if (e->pool && avi_pool_threads(e->pool) == threads) return AVI_OK;
+    avi_pool_destroy(e->pool);
+    e->pool = NULL;
+    /* One thread needs no pool, unless chaos (AVI_CHAOS_SEED, base/pool.h)
+     * asks the parallel paths to run on it. */
+    const char *chaos = getenv("AVI_CHAOS_SEED");
+    if (threads == 1 && !(chaos && *chaos && strcmp(chaos, "0") != 0)) return AVI_OK;
+    if (!(e->pool = avi_pool_create(threads, &e->err))) return e->err.status;
+    return AVI_OK;
+}
+
+int avi_engine_threads(const avi_engine *e) { return avi_pool_threads(e->pool); }
 void avi_engine_set_heartbeat(avi_engine *e, avi_heartbeat_fn fn, void *user)
 {
     e->beat = fn;

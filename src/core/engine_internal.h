@@ -59,8 +59,14 @@ struct avi_engine {
     double min_step;             /* the shortest clock's step (avi_engine_run's refusal); +inf: none */
     int nobs, cap_obs;
     avi_observer *obs;
+    struct avi_pool *pool; /* the threads (base/pool.h); NULL: the caller's only */
     avi_error err;
 };
+
+/* The engine's pool (avi_engine_set_threads), NULL when it runs on the
+ * caller's thread alone: for the steppers' and the contact manager's
+ * parallel passes. */
+static inline struct avi_pool *avi_engine_pool(const avi_engine *e) { return e->pool; }
 
 
 /* The AVI row's part of the engine's checkpoint state (engine_state.c,

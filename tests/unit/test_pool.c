@@ -1,0 +1,158 @@
+/* The fork-join pool (base/pool.h): every item is visited exactly once, by
+ * a worker number in range, for any thread count (more threads than cores
+ * included) and under chaos; avi_pool_run calls each worker once; bad
+ * counts are refused; avi_cpu_count follows the affinity mask. */
+#define _GNU_SOURCE
+#include "check_main.h"
+#include "base/pool.h"
+#include "avi/avi.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+typedef struct {
+    _Atomic unsigned *hits;
+    int threads;
+    _Atomic int bad_worker;
+    _Atomic size_t chunks;
+    _Atomic size_t max_chunk;
+} visit;
+
+static void visit_fn(void *ctx, size_t b, size_t e, int worker)
+{
+    visit *v = ctx;
+    if (worker < 0 || worker >= v->threads) atomic_store(&v->bad_worker, 1);
+    atomic_fetch_add(&v->chunks, 1);
+    size_t len = e - b, m = atomic_load(&v->max_chunk);
+    while (len > m && !atomic_compare_exchange_weak(&v->max_chunk, &m, len)) {}
+    for (size_t i = b; i < e; i++) atomic_fetch_add(&v->hits[i], 1);
+}
+
+/* Runs n items with `grain` on a pool of `threads` and checks coverage. */
+static void check_cover(avi_pool *p, int threads, size_t n, size_t grain)
+{
+    visit v = {calloc(n + 1, sizeof(unsigned)), threads, 0, 0, 0};
+    ck_assert_ptr_nonnull(v.hits);
+    avi_pool_for(p, n, grain, visit_fn, &v);
+    for (size_t i = 0; i < n; i++) ck_assert_uint_eq(atomic_load(&v.hits[i]), 1);
+    ck_assert_uint_eq(atomic_load(&v.hits[n]), 0);
+    ck_assert_int_eq(atomic_load(&v.bad_worker), 0);
+    size_t g = grain ? grain : 1, most = atomic_load(&v.max_chunk);
+    if (n && !avi_pool_chaos(p)) {
+        if (avi_pool_threads(p) == 1) ck_assert_uint_eq(atomic_load(&v.chunks), 1); /* one call on the caller */
+        else ck_assert_uint_le(most, g);
+    }
+    if (n && avi_pool_chaos(p)) ck_assert_uint_le(most, 2 * g);
+    free(v.hits);
+}
+
+START_TEST(test_cover)
+{
+    static const int counts[] = {1, 2, 3, 4, 8, 17};
+    static const size_t sizes[] = {0, 1, 7, 100, 4097};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        avi_error err;
+        avi_pool *p = avi_pool_create(counts[c], &err);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(avi_pool_threads(p), counts[c]);
+        for (int rep = 0; rep < 20; rep++)
+            for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) check_cover(p, counts[c], sizes[s], 1 + rep * 13);
+        avi_pool_destroy(p);
+    }
+    check_cover(NULL, 1, 1000, 10); /* a NULL pool runs on the caller */
+}
+END_TEST
+
+START_TEST(test_chaos)
+{
+    setenv("AVI_CHAOS_SEED", "12345", 1);
+    avi_error err;
+    for (int threads = 1; threads <= 4; threads += 3) {
+        avi_pool *p = avi_pool_create(threads, &err);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq(avi_pool_chaos(p), 12345);
+        size_t most = 0;
+        for (int rep = 0; rep < 30; rep++) {
+            visit v = {calloc(1001, sizeof(unsigned)), threads, 0, 0, 0};
+            avi_pool_for(p, 1000, 10, visit_fn, &v);
+            for (size_t i = 0; i < 1000; i++) ck_assert_uint_eq(atomic_load(&v.hits[i]), 1);
+            /* chaos cuts chunks of 1 to 20 items: more than 50 chunks */
+            if (atomic_load(&v.chunks) > most) most = atomic_load(&v.chunks);
+            free(v.hits);
+        }
+        ck_assert_uint_gt(most, 50);
+        avi_pool_destroy(p);
+    }
+    unsetenv("AVI_CHAOS_SEED");
+}
+END_TEST
+
+static void run_fn(void *ctx, int worker, int threads)
+{
+    _Atomic int *seen = ctx;
+    ck_assert_int_ge(worker, 0);
+    ck_assert_int_lt(worker, threads);
+    atomic_fetch_add(&seen[worker], 1);
+}
+
+START_TEST(test_run_each_once)
+{
+    avi_error err;
+    for (int threads = 1; threads <= 9; threads += 4) {
+        avi_pool *p = avi_pool_create(threads, &err);
+        ck_assert_ptr_nonnull(p);
+        for (int rep = 0; rep < 200; rep++) {
+            _Atomic int seen[16] = {0};
+            avi_pool_run(p, run_fn, seen);
+            for (int w = 0; w < 16; w++) ck_assert_int_eq(atomic_load(&seen[w]), w < threads ? 1 : 0);
+        }
+        avi_pool_destroy(p);
+    }
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+    avi_error err;
+    ck_assert_ptr_null(avi_pool_create(0, &err));
+    ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+    ck_assert_ptr_null(avi_pool_create(AVI_POOL_MAX_THREADS + 1, &err));
+    ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+    ck_assert_int_eq(avi_pool_threads(NULL), 1);
+}
+END_TEST
+
+START_TEST(test_cpu_count)
+{
+    cpu_set_t set;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(avi_cpu_count(), CPU_COUNT(&set));
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    ck_assert_int_eq(avi_cpu_count(), 1);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
+}
+END_TEST
+
+static Suite *pool_suite(void)
+{
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_cover);
+    tcase_add_test(tc, test_chaos);
+    tcase_add_test(tc, test_run_each_once);
+    tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_cpu_count);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+AVI_CHECK_MAIN(pool_suite)
