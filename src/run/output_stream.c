@@ -2,6 +2,8 @@
  * and one worker thread (consumer); see src/run/output_stream.h. */
 #include "run/output_stream.h"
 
+#include "base/pool.h"
+#include "core/incidence.h"
 #include "core/model_internal.h"
 
 #include <pthread.h>
@@ -28,6 +30,8 @@ struct avi_output_stream {
     pthread_cond_t wake_worker, wake_producer;
     pthread_t worker;
     int started;
+    avi_pool *pool;       /* the worker's threads for the observation (avi_output_stream_set_threads) */
+    avi_model_pass *pass; /* on that pool; NULL: serial */
 };
 
 static void *worker_main(void *arg)
@@ -152,6 +156,7 @@ int avi_output_stream_trim(avi_output_stream *s)
     for (int i = 0; i < s->nslot; i++) {
         avi_snapshot_destroy(s->ring[i].snapshot);
         if (!(s->ring[i].snapshot = avi_snapshot_create(s->model))) status = AVI_ERR_RUN;
+        else avi_snapshot_set_pass(s->ring[i].snapshot, s->pass);
     }
     if (status) { /* push and the worker stop at a status: no slot is used again */
         if (s->threaded) pthread_mutex_lock(&s->lock);
@@ -159,6 +164,27 @@ int avi_output_stream_trim(avi_output_stream *s)
         if (s->threaded) pthread_mutex_unlock(&s->lock);
     }
     return status;
+}
+
+int avi_output_stream_set_threads(avi_output_stream *s, int threads, avi_error *err)
+{
+    int status = avi_output_stream_drain(s);
+    if (status) return avi_error_set(err, AVI_ERR_RUN, "the output stream failed before its threads were set");
+    avi_pool *pool = NULL;
+    avi_model_pass *pass = NULL;
+    if (threads != 1) {
+        if (!(pool = avi_pool_create(threads, err))) return err->status;
+        if (!(pass = avi_model_pass_create(s->model, pool))) {
+            avi_pool_destroy(pool);
+            return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        }
+    }
+    for (int i = 0; i < s->nslot; i++) avi_snapshot_set_pass(s->ring[i].snapshot, pass);
+    avi_model_pass_destroy(s->pass);
+    avi_pool_destroy(s->pool);
+    s->pool = pool;
+    s->pass = pass;
+    return AVI_OK;
 }
 
 int avi_output_stream_destroy(avi_output_stream *s)
@@ -179,6 +205,8 @@ int avi_output_stream_destroy(avi_output_stream *s)
     if (s->ring)
         for (int i = 0; i < s->nslot; i++) avi_snapshot_destroy(s->ring[i].snapshot);
     free(s->ring);
+    avi_model_pass_destroy(s->pass);
+    avi_pool_destroy(s->pool);
     free(s);
     return status;
 }

@@ -1,5 +1,6 @@
 /* Creating and advancing synchronous engines. */
 #include "sync/sync_internal.h"
+#include "core/incidence.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -208,9 +209,21 @@ static void sync_destroy(avi_engine *e)
     avi_sync_matrix_destroy(s->A);
     avi_dcr_destroy(s->dcr);
     avi_constraints_free(&s->con);
+    avi_model_pass_destroy(s->pass);
     free(s->force);
     free(s->block);
     free(s);
+}
+
+void avi_sync_gradient(avi_engine *e, struct avi_sync *s, double (*g)[3])
+{
+    /* The pool changes only between advances (avi_engine_set_threads). */
+    if (s->pass && s->pass->pool != avi_engine_pool(e)) {
+        avi_model_pass_destroy(s->pass);
+        s->pass = NULL;
+    }
+    if (!s->pass && avi_engine_pool(e)) s->pass = avi_model_pass_create(e->model, avi_engine_pool(e));
+    avi_model_accumulate_gradient_pass(e->model, s->pass, g); /* serial when no pass */
 }
 
 static void sync_contact_observe(const avi_engine *e, double t, double *min_distance, double *friction_work)

@@ -116,7 +116,12 @@ struct avi_sync {
     /* sync-explicit4: force holds grad V at step force_step's positions */
     int force_valid;
     uint64_t force_step;
+    struct avi_model_pass *pass; /* whole-model passes on the engine's pool (avi_sync_gradient) */
 };
+
+/* Adds grad V at the records' positions into g (avi_model_accumulate_gradient)
+ * on the engine's pool, the same bits for any thread count. */
+void avi_sync_gradient(avi_engine *e, struct avi_sync *s, double (*g)[3]);
 
 /* One step of each integrator from t_k = step * h to t_{k+1}. Every vertex
  * is at tau = t_k on entry and at t_{k+1} on exit, except for the
