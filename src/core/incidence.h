@@ -76,5 +76,9 @@ void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, 
 /* The snapshot's observation (avi_snapshot_observe) on mp's pool; NULL:
  * serial. mp must outlive its use and be used by one thread at a time. */
 void avi_snapshot_set_pass(avi_snapshot *s, avi_model_pass *mp);
+/* Computes and keeps the snapshot's observation on the calling thread
+ * alone (not on its pass), for snapshots observed side by side on several
+ * threads; avi_snapshot_observe then returns it. */
+void avi_snapshot_prepare(avi_snapshot *s);
 
 #endif

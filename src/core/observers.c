@@ -388,6 +388,8 @@ struct avi_snapshot {
     avi_owed owed;      /* the clocks at the snapshot's time */
     double de;          /* the represented motion's potential energy beyond V(xt) */
     int applied;        /* dv holds the corrections (observed once already) */
+    int observed;       /* obs holds the observation */
+    avi_observation obs;
     avi_observation engine_side;
     avi_model_pass *pass; /* the observation's pool and scratch (avi_snapshot_set_pass); NULL: serial */
 };
@@ -428,6 +430,7 @@ void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
     positions_at(s->vert, avi_model_record_count(e->model), t, s->xt);
     (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
     s->applied = 0;
+    s->observed = 0;
 }
 
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
@@ -435,16 +438,29 @@ uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_sid
 
 void avi_snapshot_set_pass(avi_snapshot *s, avi_model_pass *mp) { s->pass = mp; }
 
-void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
+/* The observation, on mp's pool (NULL: this thread alone), kept: a second
+ * call returns it (the same bits as a recomputation). */
+static void snapshot_observe(avi_snapshot *s, avi_model_pass *mp)
 {
+    if (s->observed) return;
+    avi_observation *o = &s->obs;
     *o = s->engine_side;
     if (!s->applied) {
-        positions_at_pass(s->pass, s->vert, avi_model_record_count(s->model), o->time, s->xt);
-        avi_owed_apply(s->model, s->pass, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);
+        positions_at_pass(mp, s->vert, avi_model_record_count(s->model), o->time, s->xt);
+        avi_owed_apply(s->model, mp, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);
         s->applied = 1;
     }
-    observe_records(s->model, s->pass, s->vert, (const double (*)[3])s->dv, s->de, o->time, s->xt, o);
+    observe_records(s->model, mp, s->vert, (const double (*)[3])s->dv, s->de, o->time, s->xt, o);
+    s->observed = 1;
 }
+
+void avi_snapshot_observe(avi_snapshot *s, avi_observation *o)
+{
+    snapshot_observe(s, s->pass);
+    *o = s->obs;
+}
+
+void avi_snapshot_prepare(avi_snapshot *s) { snapshot_observe(s, NULL); }
 
 void avi_snapshot_state(const avi_snapshot *s, double *x, double *v)
 {

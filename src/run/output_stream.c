@@ -32,7 +32,36 @@ struct avi_output_stream {
     int started;
     avi_pool *pool;       /* the worker's threads for the observation (avi_output_stream_set_threads) */
     avi_model_pass *pass; /* on that pool; NULL: serial */
+    unsigned observed;    /* the kinds whose handler observes the snapshot (a bit each) */
+    uint64_t prepared;    /* items before it are observed already (worker only) */
 };
+
+typedef struct {
+    avi_output_stream *s;
+    uint64_t first;
+} batch_ctx;
+
+static void prepare_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const batch_ctx *c = ctx;
+    for (size_t j = b; j < e; j++) {
+        stream_item *it = &c->s->ring[(c->first + j) % (uint64_t)c->s->nslot];
+        if (c->s->observed & (1u << it->kind)) avi_snapshot_prepare(it->snapshot);
+    }
+}
+
+/* Items [tail, head) that wait: with two or more not yet observed, the pool
+ * observes them side by side, each on one thread (each snapshot's own
+ * serial bits; the handler then finds its observation done). A single one
+ * is left to the handler, whose observation runs on the pool. */
+static void prepare_batch(avi_output_stream *s, uint64_t tail, uint64_t head)
+{
+    uint64_t first = s->prepared > tail ? s->prepared : tail;
+    if (!s->pool || !s->observed || head - first < 2) return;
+    batch_ctx c = {s, first};
+    avi_pool_for(s->pool, (size_t)(head - first), 1, prepare_chunk, &c);
+    s->prepared = head;
+}
 
 static void *worker_main(void *arg)
 {
@@ -43,7 +72,9 @@ static void *worker_main(void *arg)
         if (s->tail == s->head) break; /* stopping and drained */
         stream_item *it = &s->ring[s->tail % (uint64_t)s->nslot];
         int failed = s->status, queued = (int)(s->head - s->tail - 1);
+        uint64_t tail = s->tail, head = s->head;
         pthread_mutex_unlock(&s->lock);
+        if (!failed) prepare_batch(s, tail, head);
         int rc = failed ? 0 : s->fn(s->user, it->kind, it->snapshot, queued);
         pthread_mutex_lock(&s->lock);
         if (rc && !s->status) s->status = rc;
@@ -166,7 +197,7 @@ int avi_output_stream_trim(avi_output_stream *s)
     return status;
 }
 
-int avi_output_stream_set_threads(avi_output_stream *s, int threads, avi_error *err)
+int avi_output_stream_set_threads(avi_output_stream *s, int threads, unsigned observed, avi_error *err)
 {
     int status = avi_output_stream_drain(s);
     if (status) return avi_error_set(err, AVI_ERR_RUN, "the output stream failed before its threads were set");
@@ -184,6 +215,7 @@ int avi_output_stream_set_threads(avi_output_stream *s, int threads, avi_error *
     avi_pool_destroy(s->pool);
     s->pool = pool;
     s->pass = pass;
+    s->observed = observed;
     return AVI_OK;
 }
 
