@@ -102,7 +102,7 @@ int avi_model_pass_ready(avi_model_pass *mp, int owed)
     if (owed && !mp->rank) { /* the owed velocities' pass needs more (velocity_sync.c) */
         size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1, nrec = inc->nrec ? inc->nrec : 1;
         mp->rows2 = malloc(nrow * sizeof *mp->rows2);
-        mp->coef = malloc(4 * np * sizeof *mp->coef);
+        mp->coef = malloc(AVI_PASS_COEF * np * sizeof *mp->coef);
         mp->order = malloc(nrow * sizeof *mp->order);
         mp->count = malloc(nrec * sizeof *mp->count);
         mp->rank = malloc(np * sizeof *mp->rank);

@@ -49,7 +49,7 @@ void avi_model_pass_destroy(avi_model_pass *mp);
 
 /* What the parallel passes share (observers.c, velocity_sync.c): the list
  * and scratch rows (24 B a stencil slot and 8 B a potential; the owed
- * velocities' pass, `owed`, 32 B a slot and 36 B a potential more), made
+ * velocities' pass, `owed`, 32 B a slot and 44 B a potential more), made
  * ready (0) or not (-1: out of memory, or no pool of more than one thread
  * and no chaos: take the serial loops). */
 struct avi_model_pass {
@@ -60,12 +60,13 @@ struct avi_model_pass {
     double (*rows)[3]; /* nrow: a term per stencil slot */
     double (*rows2)[3]; /* nrow: a second term (velocity_sync's pass 2) */
     double *pot;        /* np: a scalar per potential (energies) */
-    double *coef;       /* 4 np: per-potential weights (velocity_sync) */
+    double *coef;       /* AVI_PASS_COEF np: per-potential weights (velocity_sync) */
     uint32_t *rank;     /* np: position in a pass's order, AVI_PASS_NONE: not in it */
     avi_incidence_entry *order; /* as inc.entry: each record's entries in a pass's order */
     uint32_t *count;            /* nrec: entries of each record in order */
 };
 #define AVI_PASS_NONE UINT32_MAX
+#define AVI_PASS_COEF 5
 int avi_model_pass_ready(avi_model_pass *mp, int owed);
 
 /* Parallel forms of observers.c's passes over model m, the same bits as

@@ -293,14 +293,13 @@ static void positions_at_pass(avi_model_pass *mp, const avi_vertex *V, size_t nv
 }
 
 /* Kinetic, elastic and external energies and momenta of the records V at t
- * (xt: scratch for their positions; dv and de: the velocity corrections to
+ * (xt: their positions at t; dv and de: the velocity corrections to
  * t and the potential energy beyond V(xt) of the represented motion,
  * avi_engine_owed_velocity, for the synchronized kinetic and total
  * energies); contact terms and counts are the caller's. */
 static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_vertex *V, const double (*dv)[3],
                             double de, double t, double (*xt)[3], avi_observation *o)
 {
-    positions_at_pass(mp, V, avi_model_record_count(m), t, xt);
     double ke = 0.0, ke_mid = 0.0, P[3] = {0, 0, 0}, L[3] = {0, 0, 0};
     for (size_t i = 0; i < m->nv; i++) {
         const avi_vertex *p = &V[i];

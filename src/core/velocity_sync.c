@@ -182,57 +182,66 @@ typedef struct {
     size_t nsync; /* items [0, nsync): every potential on the synchronous clock; then the queue */
 } owed_ctx;
 
-/* Item j of the sweep: its kind, index and clock share; 0: none (contact). */
-static int owed_item(const owed_ctx *c, size_t j, unsigned *kind, uint32_t *i, share *sh)
+/* Item j of the sweep: its kind and index; 0: none (contact). */
+static inline int owed_item(const owed_ctx *c, size_t j, unsigned *kind, uint32_t *i)
 {
-    const avi_owed *o = c->o;
     if (j < c->nsync) {
         const size_t *off = c->mp->inc.off;
         unsigned k = 0;
         while (j >= off[k + 1]) k++;
         *kind = k;
         *i = (uint32_t)(j - off[k]);
-        *sh = clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
         return 1;
     }
     j -= c->nsync;
-    *kind = o->ev[j].id >> AVI_ID_KIND_SHIFT;
-    *i = o->ev[j].id & AVI_ID_INDEX_MASK;
-    if (*kind == AVI_KIND_CONTACT) return 0;
-    double dt = avi_kind_dt(*kind, avi_kind_record(c->s->m, *kind, *i));
-    if (o->level && o->level[j]) dt = ldexp(dt, -(int)o->level[j]); /* a refined clock */
-    *sh = clock_share(c->t, o->ev[j].t, o->ev[j].n, dt);
-    return 1;
+    *kind = c->o->ev[j].id >> AVI_ID_KIND_SHIFT;
+    *i = c->o->ev[j].id & AVI_ID_INDEX_MASK;
+    return *kind != AVI_KIND_CONTACT;
 }
 
-/* Pass 1 of item j: owe_kind's gradient into the rows, its weights into coef. */
-SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j, share sh)
+/* Its clock's share, as sweep_clocks takes it. */
+static share owed_share(const owed_ctx *c, size_t j, unsigned kind, uint32_t i)
+{
+    const avi_owed *o = c->o;
+    if (j < c->nsync) return clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
+    j -= c->nsync;
+    double dt = avi_kind_dt(kind, avi_kind_record(c->s->m, kind, i));
+    if (o->level && o->level[j]) dt = ldexp(dt, -(int)o->level[j]); /* a refined clock */
+    return clock_share(c->t, o->ev[j].t, o->ev[j].n, dt);
+}
+
+/* Per-potential weights in mp->coef (AVI_PASS_COEF each): */
+enum { CF_W, CF_C, CF_H, CF_U, CF_KV };
+
+/* Pass 1 of item j: its share into coef, owe_kind's gradient into the rows. */
+SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
 {
     avi_model_pass *mp = c->mp;
     size_t p = mp->inc.off[kind] + i;
+    share sh = owed_share(c, j, kind, i);
+    double *cf = mp->coef + AVI_PASS_COEF * p, u = sh.u, h = sh.h;
+    cf[CF_W] = sh.w;
+    cf[CF_H] = h;
+    cf[CF_U] = u;
     if (sh.w == 0.0 && sh.h == 0.0) return; /* rank stays AVI_PASS_NONE */
+    cf[CF_C] = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
     const int n = avi_kind_slots(kind);
     const void *rec = avi_kind_record(mp->m, kind, i);
     const uint32_t *v = avi_kind_stencil(kind, rec);
     double x[AVI_STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], c->s->xt[v[a]]);
     avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n);
-    double u = sh.u, h = sh.h;
-    mp->coef[4 * p] = sh.w;
-    mp->coef[4 * p + 1] = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
-    mp->coef[4 * p + 2] = h;
     mp->rank[p] = (uint32_t)j;
 }
 
 /* Pass 2 of item j: hessian_kind's H_P v into rows2 and its cross terms into
  * rows; rank AVI_PASS_NONE when it adds nothing. */
-SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j, share sh)
+SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
 {
     avi_model_pass *mp = c->mp;
     size_t p = mp->inc.off[kind] + i;
     mp->rank[p] = AVI_PASS_NONE;
-    double w = sh.w, u = sh.u, h = sh.h;
-    (void)w;
+    double *cf = mp->coef + AVI_PASS_COEF * p, u = cf[CF_U], h = cf[CF_H];
     if (h == 0.0 || (avi_kind_flags(kind) & AVI_KIND_LINEAR)) return; /* H = 0 */
     const sweep *s = c->s;
     const void *rec = avi_kind_record(s->m, kind, i);
@@ -271,7 +280,7 @@ SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint3
             mp->rows[row + (size_t)a][k] = kc * im * gsum[v[a]][k] * hv;
         }
     }
-    mp->coef[4 * p + 3] = kv;
+    cf[CF_KV] = kv;
     mp->rank[p] = (uint32_t)j;
 }
 
@@ -281,14 +290,13 @@ static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
     for (size_t j = b; j < e; j++) {
         unsigned kind;
         uint32_t i;
-        share sh;
-        if (!owed_item(c, j, &kind, &i, &sh)) continue;
+        if (!owed_item(c, j, &kind, &i)) continue;
         if (c->s->pass == 1) {
-#define OWE_ROWS_CASE(K, ...) case K: owe_rows_kind(c, K, i, j, sh); break;
+#define OWE_ROWS_CASE(K, ...) case K: owe_rows_kind(c, K, i, j); break;
             switch (kind) { AVI_POTENTIAL_KINDS(OWE_ROWS_CASE) default: break; }
 #undef OWE_ROWS_CASE
         } else {
-#define HESSIAN_ROWS_CASE(K, ...) case K: hessian_rows_kind(c, K, i, j, sh); break;
+#define HESSIAN_ROWS_CASE(K, ...) case K: hessian_rows_kind(c, K, i, j); break;
             switch (kind) { AVI_POTENTIAL_KINDS(HESSIAN_ROWS_CASE) default: break; }
 #undef HESSIAN_ROWS_CASE
         }
@@ -309,19 +317,27 @@ static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
     double (*imp)[3] = c->s->imp, (*gsum)[3] = c->s->gsum, (*acc)[3] = c->s->acc;
     for (size_t r = b; r < e; r++) {
         avi_incidence_entry *ord = mp->order + inc->start[r];
-        uint32_t n = 0;
+        uint32_t n = 0, key[64];
         for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
             avi_incidence_entry en = inc->entry[q];
-            uint32_t key = rank[en.p];
-            if (key == AVI_PASS_NONE) continue;
+            uint32_t k = rank[en.p];
+            if (k == AVI_PASS_NONE) continue;
             uint32_t a = n++;
-            for (; a > 0 && rank[ord[a - 1].p] > key; a--) ord[a] = ord[a - 1];
+            if (n <= 64) { /* the keys at hand */
+                for (; a > 0 && key[a - 1] > k; a--) {
+                    ord[a] = ord[a - 1];
+                    key[a] = key[a - 1];
+                }
+                key[a] = k;
+            } else { /* a record on very many stencils */
+                for (; a > 0 && rank[ord[a - 1].p] > k; a--) ord[a] = ord[a - 1];
+            }
             ord[a] = en;
         }
         mp->count[r] = n;
         for (uint32_t q = 0; q < n; q++) {
-            const double *cf = coef + 4 * (size_t)ord[q].p, *g = rows[ord[q].row];
-            double w = cf[0], cc = cf[1], h = cf[2];
+            const double *cf = coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = rows[ord[q].row];
+            double w = cf[CF_W], cc = cf[CF_C], h = cf[CF_H];
             for (int k = 0; k < 3; k++) {
                 if (w != 0.0) imp[r][k] += w * g[k];
                 if (h > 0.0) {
@@ -344,7 +360,7 @@ static void owed_gather2_chunk(void *ctx, size_t b, size_t e, int worker)
         const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
         for (uint32_t q = 0; q < mp->count[r]; q++) {
             if (mp->rank[ord[q].p] == AVI_PASS_NONE) continue;
-            double kv = mp->coef[4 * (size_t)ord[q].p + 3];
+            double kv = mp->coef[AVI_PASS_COEF * (size_t)ord[q].p + CF_KV];
             for (int k = 0; k < 3; k++) acc[r][k] += kv * rows2[ord[q].row][k];
         }
         for (int k = 0; k < 3; k++) imp[r][k] += c->s->V[r].inv_mass * acc[r][k];
@@ -359,8 +375,7 @@ static double owed_cross(const owed_ctx *c, size_t nitems)
     for (size_t j = 0; j < nitems; j++) {
         unsigned kind;
         uint32_t i;
-        share sh;
-        if (!owed_item(c, j, &kind, &i, &sh)) continue;
+        if (!owed_item(c, j, &kind, &i)) continue;
         if (mp->rank[mp->inc.off[kind] + i] == AVI_PASS_NONE) continue;
         int n = avi_kind_slots(kind);
         const double (*t)[3] = (const double (*)[3])mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n;
