@@ -73,6 +73,12 @@ int avi_model_pass_ready(avi_model_pass *mp, int owed);
  * the serial ones (which they take when mp is NULL or not ready). */
 double avi_model_elastic_energy_pass(const avi_model *m, avi_model_pass *mp, const double (*x)[3]);
 void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, double (*g)[3]);
+/* g += s grad V_P(x) and absg += |s grad V_P(x)| (absg may be NULL) over
+ * the potentials of `kinds` (a bit 1 << kind each), each record's terms in
+ * the kinds' rank order, then index, then slot. 0, or -1 when mp is not
+ * ready: nothing done, the caller runs its serial loop. */
+int avi_model_scaled_gradient_pass(avi_model_pass *mp, const double (*x)[3], unsigned kinds, double s, double (*g)[3],
+                                   double (*absg)[3]);
 
 /* The snapshot's observation (avi_snapshot_observe) on mp's pool; NULL:
  * serial. mp must outlive its use and be used by one thread at a time. */

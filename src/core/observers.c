@@ -107,8 +107,9 @@ void avi_model_accumulate_gradient(const avi_model *m, double (*g)[3])
 
 typedef struct {
     avi_model_pass *mp;
-    const double (*xt)[3]; /* energies at xt; NULL: gradients at the records */
+    const double (*xt)[3]; /* energies at xt; NULL: gradients */
     unsigned kinds;        /* the kinds of the pass: a bit per kind */
+    const double (*xg)[3]; /* gradients at xg; NULL: at the records */
 } pass_ctx;
 
 static inline __attribute__((always_inline)) void energies_kind(const pass_ctx *c, unsigned kind, size_t b, size_t e)
@@ -131,7 +132,8 @@ static inline __attribute__((always_inline)) void gradients_kind(const pass_ctx 
     double x[AVI_STENCIL_MAX][3];
     for (size_t p = b; p < e; p++, row += (size_t)n) {
         const void *rec = avi_kind_record(m, kind, p - off);
-        gather_vertices(m, avi_kind_stencil(kind, rec), n, x);
+        if (c->xg) gather(c->xg, avi_kind_stencil(kind, rec), n, x);
+        else gather_vertices(m, avi_kind_stencil(kind, rec), n, x);
         avi_kind_gradient(kind, rec, (const double (*)[3])x, c->mp->rows + row);
     }
 }
@@ -173,7 +175,7 @@ static double pot_sum(const avi_model_pass *mp, unsigned kinds)
 double avi_model_elastic_energy_pass(const avi_model *m, avi_model_pass *mp, const double (*xt)[3])
 {
     if (avi_model_pass_ready(mp, 0)) return avi_model_elastic_energy(m, xt);
-    pass_ctx c = {mp, xt, kinds_with(1)};
+    pass_ctx c = {mp, xt, kinds_with(1), NULL};
     avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
     return pot_sum(mp, c.kinds);
 }
@@ -199,10 +201,48 @@ void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, 
         avi_model_accumulate_gradient(m, g);
         return;
     }
-    pass_ctx c = {mp, NULL, kinds_with(-1)};
+    pass_ctx c = {mp, NULL, kinds_with(-1), NULL};
     avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
     gather_ctx gc = {mp, g};
     avi_pool_for(mp->pool, mp->inc.nrec, PASS_GRAIN, gather_chunk, &gc);
+}
+
+typedef struct {
+    const avi_model_pass *mp;
+    unsigned kinds;
+    double s;
+    double (*g)[3], (*absg)[3];
+} scaled_ctx;
+
+/* Record r's rows of the kinds in c->kinds, scaled, in the serial order. */
+static void scaled_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const scaled_ctx *c = ctx;
+    const avi_incidence *inc = &c->mp->inc;
+    const double (*rows)[3] = (const double (*)[3])c->mp->rows;
+    for (size_t r = b; r < e; r++)
+        for (size_t j = inc->start[r]; j < inc->start[r + 1]; j++) {
+            uint32_t p = inc->entry[j].p;
+            unsigned k = 0;
+            while (p >= inc->off[k + 1]) k++;
+            if (!(c->kinds & (1u << k))) continue;
+            const double *gs = rows[inc->entry[j].row];
+            for (int d = 0; d < 3; d++) {
+                c->g[r][d] += c->s * gs[d];
+                if (c->absg) c->absg[r][d] += fabs(c->s * gs[d]);
+            }
+        }
+}
+
+int avi_model_scaled_gradient_pass(avi_model_pass *mp, const double (*x)[3], unsigned kinds, double s, double (*g)[3],
+                                   double (*absg)[3])
+{
+    if (avi_model_pass_ready(mp, 0)) return -1;
+    pass_ctx c = {mp, NULL, kinds, x};
+    avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
+    scaled_ctx sc = {mp, kinds, s, g, absg};
+    avi_pool_for(mp->pool, mp->inc.nrec, PASS_GRAIN, scaled_chunk, &sc);
+    return 0;
 }
 
 /* Whether energy `en` names a blow-up better than the best so far: the
@@ -325,7 +365,7 @@ static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_ve
         }
     double ext, elastic;
     if (!avi_model_pass_ready(mp, 0)) { /* every energy on the pool, summed as below */
-        pass_ctx c = {mp, (const double (*)[3])xt, kinds_with(-1)};
+        pass_ctx c = {mp, (const double (*)[3])xt, kinds_with(-1), NULL};
         avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
         ext = pot_sum(mp, kinds_with(0));
         elastic = pot_sum(mp, kinds_with(1));

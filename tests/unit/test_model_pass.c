@@ -1,8 +1,9 @@
 /* Whole-model passes on a pool (core/incidence.h): the snapshot observable
  * (every field of the observation, the synchronized velocities and the
  * represented energy), the elastic energy and gradient, and the synchronous
- * explicit integrators' trajectories, bitwise equal to the serial loops for
- * 1 (with chaos), 2, 3, 4 and 8 threads and several chaos seeds. */
+ * integrators' trajectories (explicit, explicit4, implicit, both Eulers,
+ * DCR), bitwise equal to the serial loops for 1 (with chaos), 2, 3, 4 and 8
+ * threads and several chaos seeds. */
 #include "check_main.h"
 #include "avi/avi.h"
 #include "base/pool.h"
@@ -215,8 +216,27 @@ END_TEST
 
 START_TEST(test_sync_explicit4_trajectory)
 {
-    const char *sets[] = {"integrator.type=sync-explicit4", "time.end=1e-3"};
-    check_sync("bar", sets, 2, 2e-4);
+    const char *sets[] = {"integrator.type=sync-explicit4", "time.end=1e-2"};
+    check_sync("bar", sets, 2, 2e-3);
+}
+END_TEST
+
+/* Newton's energy and scaled gradient (sync-implicit), and the explicit
+ * and implicit Euler updates, on tets under gravity. */
+START_TEST(test_sync_implicit_trajectory)
+{
+    /* steps of 0.5 ms: a few of them */
+    const char *sets[] = {"integrator.type=sync-implicit", "time.end=1e-2", "gravity=[0, 0, -9.81]"};
+    check_sync("bar", sets, 3, 2e-3);
+}
+END_TEST
+
+START_TEST(test_euler_trajectories)
+{
+    const char *sets[] = {"integrator.type=implicit-euler", "time.end=1e-2", "gravity=[0, 0, -9.81]"};
+    check_sync("bar", sets, 3, 2e-3);
+    sets[0] = "integrator.type=explicit-euler";
+    check_sync("bar", sets, 3, 2e-3);
 }
 END_TEST
 
@@ -239,6 +259,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_spring_chain_observation);
     tcase_add_test(tc, test_sync_explicit_trajectory);
     tcase_add_test(tc, test_sync_explicit4_trajectory);
+    tcase_add_test(tc, test_sync_implicit_trajectory);
+    tcase_add_test(tc, test_euler_trajectories);
     tcase_add_test(tc, test_dcr_trajectory);
     suite_add_tcase(s, tc);
     return s;
