@@ -315,6 +315,13 @@ class Checker:
         if ds is not None:
             self.dtype(ds, "i")
             self.units(ds, "1")
+        # threads (issue 30): files from before it have none.
+        ds = self.get("/parameters/threads", "dataset") if "threads" in g else None
+        if ds is not None:
+            self.dtype(ds, "i")
+            self.units(ds, "1")
+            if ds.shape != () or not 0 <= int(ds[()]) <= 1024:
+                self.problem(f"{ds.name}: not a thread count (a scalar in 0..1024)")
         ts = self.get("/parameters/time_step", "group")
         if ts is not None:
             k = self.get(ts.name + "/kind", "dataset")

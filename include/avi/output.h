@@ -35,7 +35,9 @@
  *                                 digits drawn at random by a fresh run and kept by
  *                                 its resumes; its checkpoints record it, and a resume
  *                                 refuses a checkpoint of another run),
- *                                 vertex_count, time_step/{kind, min, max, count},
+ *                                 vertex_count, threads (int64: the threads the run,
+ *                                 or its latest resume, used; 0 when not recorded),
+ *                                 time_step/{kind, min, max, count},
  *                                 completion (scalar string: while running, and in a
  *                                 file killed before it closed, fixed-length 64 bytes
  *                                 "running"; once closed, variable-length UTF-8 with
@@ -113,6 +115,7 @@ typedef struct {
     const char *resumed;       /* one line per resume: "STARTED HOST COMMAND_LINE" */
     const char *run_id;        /* /parameters/run_id: ties the file to its checkpoints
                                   (avi_run draws one per run; a resume keeps it) */
+    int threads;               /* /parameters/threads: the engine's (0: not recorded) */
 } avi_h5_layout;
 
 /* Every field 0 or NULL: no bodies, the sidecar next to the file, author

@@ -47,6 +47,10 @@ typedef enum {
                                   progress_every seconds of wall time */
 } avi_progress_mode;
 
+/* The most threads a run may use (avi_run_options.threads, parallel.threads,
+ * avi run --threads). */
+#define AVI_RUN_MAX_THREADS 1024
+
 typedef struct {
     int progress;                 /* an avi_progress_mode */
     double progress_every;        /* AVI_PROGRESS_LOG: seconds between lines; <= 0: 10 */
@@ -56,13 +60,19 @@ typedef struct {
                                      this name); NULL: scene->source */
     const char *command_line;     /* recorded in /parameters/command_line (e.g.
                                      from avi_command_line); NULL: "" */
+    int threads;                  /* threads of the engine, 1..AVI_RUN_MAX_THREADS; 0: the scene's
+                                     parallel.threads, else every processor the
+                                     process may run on (its CPU affinity). The
+                                     results do not depend on it; the banner and
+                                     /parameters/threads record the count used */
 } avi_run_options;
 
 /* argv as one string, each word shell-quoted where needed ('...'), for
  * options.command_line; the caller frees it. NULL when out of memory. */
 char *avi_command_line(int argc, char *const *argv);
 
-/* No progress, no stop flag, the scene's own source, no command line. */
+/* No progress, no stop flag, the scene's own source, no command line, the
+ * scene's or the default thread count. */
 avi_run_options avi_default_run_options(void);
 /* sizeof(avi_run_options) and sizeof(avi_run_stats): bindings that mirror
  * these structs (python/avi) check their layout against them. */

@@ -204,6 +204,14 @@
  *                 rows and frames avi_h5_output_count gives, and the fixed
  *                 overheads), naming energy_every or frame_every, whichever
  *                 needs more; raise it for a larger file
+ *   parallel      threads: auto (default) or an integer in 1..1024, the
+ *                 threads a run uses (every integrator); auto: every
+ *                 processor the process may run on (its CPU affinity).
+ *                 The results are the same bits for every count, so it is
+ *                 not part of a run's identity: `avi run --threads N`
+ *                 (avi_run_options.threads) overrides it, and a resume may
+ *                 use another count. The resolved scene carries the key as
+ *                 set (auto: absent); /parameters/threads the count used
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */
@@ -390,6 +398,7 @@ typedef struct {
     double gravity[3];
     double damping;
     avi_scene_output output;
+    int threads;       /* parallel.threads; 0: auto (the run's default) */
 } avi_scene;
 
 /* Loads a scene file, applies `overrides` ("dotted.key=VALUE", VALUE a YAML

@@ -10,7 +10,10 @@ A scene is a YAML file's path, a built-in name (avi.scenes() lists them) or
 a dict (given to the library as JSON, which its YAML loader reads; its mesh
 files are relative to the working directory).
 Overrides are "key=value" strings or a dict {dotted.key: value}, as
-`avi run --set`. A failure raises avi.Error with the library's message and
+`avi run --set`. threads=N runs the engine on N threads, as `avi run
+--threads N` (default: the scene's parallel.threads, else every processor
+this process may run on); the results are the same bits for every N.
+A failure raises avi.Error with the library's message and
 status (2 bad input, 1 the run failed), the avi command's exit code.
 Ctrl-C (KeyboardInterrupt) stops a run as SIGINT stops `avi run`: at the
 next time boundary, with a checkpoint, the file closed as interrupted;
@@ -30,6 +33,7 @@ raise avi.Error (status 2) before anything reaches the library.
 
 import ctypes
 import json
+import operator
 import os
 import re
 import threading
@@ -37,6 +41,7 @@ import threading
 __all__ = ["Error", "Result", "run", "resume", "scenes"]
 
 STATUS_RUN, STATUS_INPUT, STATUS_INTERRUPTED = 1, 2, 130
+MAX_THREADS = 1024  # AVI_RUN_MAX_THREADS (include/avi/run.h)
 
 
 class Error(Exception):
@@ -71,7 +76,7 @@ class _Options(ctypes.Structure):
     _c_struct_ = "avi_run_options"
     _fields_ = [("progress", ctypes.c_int), ("progress_every", ctypes.c_double),
                 ("stop", ctypes.POINTER(ctypes.c_int)), ("scene_source", ctypes.c_char_p),
-                ("command_line", ctypes.c_char_p)]
+                ("command_line", ctypes.c_char_p), ("threads", ctypes.c_int)]
 
 
 def _library_candidates():
@@ -280,35 +285,53 @@ def _load_scene(lib, scene, ov, err):
     return s
 
 
+def _threads(threads):
+    """threads= as avi_run_options.threads: None is 0 (the scene's or the
+    default); else a whole number from 1 to MAX_THREADS, checked here."""
+    if threads is None:
+        return 0
+    try:
+        n = None if isinstance(threads, bool) else operator.index(threads)
+    except TypeError:
+        n = None
+    if n is None or not 1 <= n <= MAX_THREADS:
+        raise Error(f"threads={threads!r}: expected a whole number of threads from 1 to {MAX_THREADS} "
+                    "(None: the scene's parallel.threads, else every processor)", STATUS_INPUT)
+    return n
+
+
 def _strings(items):
     return (ctypes.c_char_p * max(len(items), 1))(*[o.encode() for o in items])
 
 
-def run(scene, output, overrides=None, progress=False):
+def run(scene, output, overrides=None, progress=False, threads=None):
     """Runs `scene` to its end time writing `output` (HDF5, with its .xmf
     sidecar) and returns a Result. Raises avi.Error on bad input or a
     failed run (the file is then closed marked failed, as by `avi run`).
-    progress=True draws avi's progress line on stderr."""
+    progress=True draws avi's progress line on stderr; threads=N runs on N
+    threads (None: the scene's parallel.threads, else every processor)."""
     # Every argument is checked before the library sees any of them.
     scene, out, ov = _scene_arg(scene), _path("output", output), _override_list(overrides)
+    nthreads = _threads(threads)
     lib = _get()
     err = _Error()
     s = _load_scene(lib, scene, ov, err)
     try:
-        opt = _Options(int(progress), 0.0, None, None, b"python: avi.run")
+        opt = _Options(int(progress), 0.0, None, None, b"python: avi.run", nthreads)
         return _evolve(lib, lambda o: lib.avi_run_open(s, out, o, ctypes.byref(err)), opt, err, output)
     finally:
         lib.avi_scene_destroy(s)
 
 
-def resume(output, overrides=None, progress=False):
+def resume(output, overrides=None, progress=False, threads=None):
     """Continues the run that wrote `output` from its checkpoint (after an
     interruption, a kill or a failure), as `avi resume`; overrides may only
-    set time.end (extending a finished run)."""
-    out, ov = _path("output", output), _override_list(overrides)
+    set time.end (extending a finished run); threads as for run(), any
+    count, the bits do not depend on it."""
+    out, ov, nthreads = _path("output", output), _override_list(overrides), _threads(threads)
     lib = _get()
     err = _Error()
-    opt = _Options(int(progress), 0.0, None, None, b"python: avi.resume")
+    opt = _Options(int(progress), 0.0, None, None, b"python: avi.resume", nthreads)
     return _evolve(lib, lambda o: lib.avi_run_open_resume(out, _strings(ov), len(ov), o, ctypes.byref(err)),
                    opt, err, output)
 

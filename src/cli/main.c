@@ -4,6 +4,7 @@
 #include "avi/run.h"
 #include "avi/scene.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,13 @@
 static const struct {
     const char *name, *synopsis, *text;
 } commands[] = {
-    {"run", "avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [OPTIONS]",
+    {"run", "avi run [SCENE] [-o OUT.h5] [--set KEY=VALUE]... [--threads N] [OPTIONS]",
      "  run     runs SCENE (a YAML file or a built-in name; default sphere-plate)\n"
      "          and streams energies, momenta and frames to OUT.h5 (default: the\n"
      "          scene's output.file) with an XDMF sidecar OUT.xmf.\n"
      "          --set KEY=VALUE overrides a scene key by its dotted path, e.g.\n"
      "          --set time.end=1e-4 --set bodies.sphere.velocity=[0,0,-1000]\n"},
-    {"resume", "avi resume OUT.h5 [--set time.end=T] [OPTIONS]",
+    {"resume", "avi resume OUT.h5 [--set time.end=T] [--threads N] [OPTIONS]",
      "  resume  continues a run from its latest checkpoint (OUT.h5.ckpt, written\n"
      "          every output.checkpoint_every, at the end and on SIGINT/SIGTERM);\n"
      "          --set time.end=T extends a finished run; refuses (exit 2) a\n"
@@ -36,11 +37,15 @@ enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 static const char run_options_help[] =
     "options of run and resume:\n"
     "  --quiet  prints nothing but errors (and the size of an output over 2 GB)\n"
+    "  --threads N  runs the engine on N threads (1 to 1024; default: the scene's\n"
+    "          parallel.threads, else every processor avi may run on, its CPU\n"
+    "          affinity); the results are the same bits for every N\n"
     "  --progress-every S  with stderr not a terminal: a banner, then a progress\n"
     "          line every S seconds of wall time (default 10, or the environment\n"
     "          variable AVI_PROGRESS_EVERY); on a terminal: one line redrawn\n"
     "  --verbose  also prints HDF5's own error stack when an HDF5 call fails\n"
     "          (as does the environment variable AVI_HDF5_ERRORS=1)\n";
+_Static_assert(AVI_RUN_MAX_THREADS == 1024, "run_options_help says 1 to 1024");
 static const char exit_help[] = "\nexit status: 0 success, 1 the run failed, 2 bad usage or input,\n"
                                 "             130 interrupted (SIGINT / SIGTERM)\n";
 
@@ -153,6 +158,7 @@ typedef struct {
     size_t nsets;
     int quiet;
     const char *every; /* --progress-every, else $AVI_PROGRESS_EVERY */
+    int threads;       /* --threads; 0: the scene's or the default */
 } run_args;
 
 /* Seconds > 0, or -1 with a message. */
@@ -163,6 +169,18 @@ static double progress_every(const char *s)
     if (s && (end == s || *end || !(v > 0.0 && v < 1e9)))
         return fprintf(stderr, "avi: --progress-every / AVI_PROGRESS_EVERY '%s': expected seconds > 0\n", s), -1.0;
     return v;
+}
+
+/* --threads: an integer in 1..AVI_RUN_MAX_THREADS, else -1 with a message. */
+static int thread_count(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || !(v >= 1 && v <= AVI_RUN_MAX_THREADS) || !(*s >= '0' && *s <= '9'))
+        return fprintf(stderr, "avi: --threads '%s': expected a whole number of threads from 1 to %d\n", s,
+                       AVI_RUN_MAX_THREADS), -1;
+    return (int)v;
 }
 
 /* The handlers go in before the run opens: a signal while it starts stops
@@ -180,6 +198,7 @@ static avi_run_options run_options(const run_args *a, const char *source)
     o.command_line = command_line;
     o.stop = &stop_requested;
     o.scene_source = source;
+    o.threads = a->threads;
     return o;
 }
 
@@ -203,6 +222,9 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         } else if (!strcmp(s, "--progress-every")) {
             if (++i >= argc) return fprintf(stderr, "avi: %s needs seconds\n", s), -1;
             a->every = argv[i];
+        } else if (!strcmp(s, "--threads") || !strncmp(s, "--threads=", 10)) {
+            if (!s[9] && ++i >= argc) return fprintf(stderr, "avi: --threads needs a number of threads\n"), -1;
+            if ((a->threads = thread_count(s[9] ? s + 10 : argv[i])) < 0) return -1;
         } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
             a->quiet = 1;
         } else if (s[0] == '-' && s[1] != '\0') {

@@ -635,6 +635,8 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
     if (rc == 0) rc = double_dataset(w, pg, "energy_every", L->energy_every, "s");
     if (rc == 0) rc = double_dataset(w, pg, "frame_every", L->frame_every, "s");
     if (rc == 0) rc = fixed_dataset(w, pg, "vertex_count", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &nv, "1");
+    int64_t nt = (int64_t)L->threads;
+    if (rc == 0) rc = fixed_dataset(w, pg, "threads", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &nt, "1");
 
     /* Per-kind time-step ranges: kind[K], min[K], max[K], count[K]. */
     hid_t tg = rc == 0 ? group(w, pg, "time_step") : -1;

@@ -6,6 +6,7 @@
 #include "avi/output.h"
 #include "avi/sync.h"
 #include "base/error.h"
+#include "base/pool.h"
 #include "output/output_files.h"
 #include "run/blow_up.h"
 #include "run/checkpoint.h"
@@ -24,6 +25,8 @@
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+_Static_assert(AVI_RUN_MAX_THREADS == AVI_POOL_MAX_THREADS, "one limit for the pool and the run's options");
 
 struct avi_run {
     const avi_scene *scene;
@@ -47,6 +50,7 @@ struct avi_run {
     char *resumed_text;        /* /parameters/resumed */
     double wall_start;
     int io_failed;
+    int threads;               /* the engine's: option, scene key or default */
     char run_id[AVI_RUN_ID_SIZE]; /* ties the output and its checkpoints */
     char checkpoint[4096];     /* checkpoint path */
     avi_checkpoint_info ckpt;
@@ -61,7 +65,7 @@ struct avi_run {
 
 avi_run_options avi_default_run_options(void)
 {
-    avi_run_options o = {AVI_PROGRESS_NONE, 0.0, NULL, NULL, NULL};
+    avi_run_options o = {AVI_PROGRESS_NONE, 0.0, NULL, NULL, NULL, 0};
     return o;
 }
 
@@ -318,6 +322,20 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     r->files_open = 1;
     int rc = build(r, r->files.path[AVI_OUT_MAIN], resume, err);
     if (rc) return rc;
+    /* The option, then the scene key, then every core this process may
+     * use: the bits are the same for any count, so a resume may change it. */
+    r->threads = opt->threads > 0 ? opt->threads : scene->threads;
+    if (r->threads > AVI_POOL_MAX_THREADS) /* a scene built by hand */
+        return avi_error_set(err, AVI_ERR_INPUT, "%s: parallel.threads: %d threads (at most %d)",
+                             scene->source ? scene->source : "scene", r->threads, AVI_POOL_MAX_THREADS);
+    if (r->threads <= 0) {
+        r->threads = avi_cpu_count();
+        if (r->threads > AVI_POOL_MAX_THREADS) r->threads = AVI_POOL_MAX_THREADS;
+    }
+    if (avi_engine_set_threads(r->engine, r->threads))
+        return avi_error_set(err, AVI_ERR_RUN, "could not start %d threads: %s", r->threads,
+                             avi_engine_error(r->engine)->message);
+    r->so.layout.threads = r->threads;
     /* A fresh run draws its id; a resume keeps the checkpoint's. */
     if (resume) snprintf(r->run_id, sizeof r->run_id, "%s", r->meta.run_id);
     else if ((rc = avi_run_id_new(r->run_id, err))) return rc;
@@ -363,6 +381,12 @@ static avi_run *open_run(avi_run *r, const char *out, const avi_run_options *opt
     if (!err) err = &local;
     memset(err, 0, sizeof *err);
     avi_run_options defaults = avi_default_run_options();
+    if (opt && (opt->threads < 0 || opt->threads > AVI_POOL_MAX_THREADS)) {
+        avi_error_set(err, AVI_ERR_INPUT, "avi_run_options.threads: %d threads (expected 1 to %d, or 0 for the "
+                      "scene's parallel.threads or every processor)", opt->threads, AVI_POOL_MAX_THREADS);
+        run_free(r);
+        return NULL;
+    }
     if (start(r, out, opt ? opt : &defaults, resume, err)) {
         run_free(r);
         return NULL;

@@ -61,8 +61,8 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
         }
         return;
     }
-    fprintf(f, "avi: %s scene %s, integrator %s, t = %g s to %g s\n", t0 > 0.0 ? "resuming" : "running",
-            L->scene_name, L->integrator, t0, L->end_time);
+    fprintf(f, "avi: %s scene %s, integrator %s, t = %g s to %g s, %d thread%s\n", t0 > 0.0 ? "resuming" : "running",
+            L->scene_name, L->integrator, t0, L->end_time, L->threads, L->threads == 1 ? "" : "s");
     fprintf(f, "avi:   %d %s, %zu vertices:", L->body_count, L->body_count == 1 ? "body" : "bodies", L->vertex_count);
     for (int b = 0; b < L->body_count; b++)
         fprintf(f, "%s %s (%zu)", b ? "," : "", L->bodies[b].name, L->bodies[b].vertex_count);

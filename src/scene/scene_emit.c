@@ -342,6 +342,10 @@ char *avi_scene_emit(const avi_scene *s)
     sb_printf(&b, ", max_checkpoints: ");
     sb_num(&b, s->output.max_checkpoints);
     sb_printf(&b, "}\n");
+    /* As the user set it (auto: not written, so that the resolved text of
+     * every scene from before the key is unchanged); the count a run used
+     * is /parameters/threads. */
+    if (s->threads > 0) sb_printf(&b, "parallel: {threads: %d}\n", s->threads);
     if (b.oom) {
         free(b.s);
         return NULL;

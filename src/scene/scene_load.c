@@ -3,6 +3,7 @@
  * a file or a built-in, with --set overrides applied first. */
 #include "scene/scene_tree.h"
 #include "scene/scene_schema.h"
+#include "base/pool.h"
 #include "base/regular_file.h"
 #include "base/sha256.h"
 #include "avi/model.h"
@@ -1106,6 +1107,26 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     return 0;
 }
 
+/* parallel.threads: auto (stored as 0: the run's default) or a count;
+ * never part of the results, which are the same bits for every count. */
+_Static_assert(AVI_POOL_MAX_THREADS == 1024, "include/avi/scene.h documents parallel.threads as 1..1024");
+
+static int load_parallel(vctx *c, const ynode *root, avi_scene *s)
+{
+    const ynode *m;
+    if (mapping(c, root, "", "parallel", 0, &m)) return AVI_ERR_INPUT;
+    if (!m) return 0;
+    if (check_keys(c, m, "parallel", avi_scene_schema_keys("parallel"))) return AVI_ERR_INPUT;
+    const ynode *v = map_get(m, "threads");
+    if (!v || (v->kind == YN_SCALAR && v->plain && strcmp(v->str, "auto") == 0)) return 0;
+    long long x;
+    if (v->kind != YN_SCALAR || parse_number(v, &(double){0}))
+        return expected(c, v, "parallel.threads", "auto or an integer");
+    if (node_int(c, v, "parallel.threads", 1, AVI_POOL_MAX_THREADS, &x)) return AVI_ERR_INPUT;
+    s->threads = (int)x;
+    return 0;
+}
+
 static int validate(vctx *c, const ynode *root, avi_scene *s)
 {
     if (check_keys(c, root, "", avi_scene_schema_keys(""))) return AVI_ERR_INPUT;
@@ -1137,7 +1158,8 @@ static int validate(vctx *c, const ynode *root, avi_scene *s)
     }
 
     if (load_contact(c, root, s) || vec3(c, root, "", "gravity", 0, s->gravity) ||
-        num(c, root, "", "damping", 0, R_NONNEG, &s->damping) || load_output(c, root, s))
+        num(c, root, "", "damping", 0, R_NONNEG, &s->damping) || load_output(c, root, s) ||
+        load_parallel(c, root, s))
         return AVI_ERR_INPUT;
     return 0;
 }

@@ -11,7 +11,7 @@ static const struct {
     const char *context;
     const char *keys;
 } schema[] = {
-    {"", "name description time integrator time_step materials bodies contact gravity damping output"},
+    {"", "name description time integrator time_step materials bodies contact gravity damping output parallel"},
     {"time", "end"},
     {"integrator", "type alpha tolerance solver"},
     {"time_step", "rule safety delta fixed per_kind neighbor_ratio levels_per_octave max_events"},
@@ -30,6 +30,7 @@ static const struct {
     {"bodies.#.pinned", "box indices boundary"},
     {"bodies.#.time_step", "fixed"},
     {"contact", "enabled thickness inner_thickness stiffness layers friction"},
+    {"parallel", "threads"},
     {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
 };
 

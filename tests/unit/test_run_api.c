@@ -263,6 +263,42 @@ START_TEST(api_run_id)
 }
 END_TEST
 
+/* avi_run_options.threads out of range, and a hand-built scene's
+ * parallel.threads past the limit, are the caller's mistake: AVI_ERR_INPUT
+ * naming the field, no file written. Any valid count, from the option or
+ * the scene, gives the default run's bits. */
+START_TEST(api_threads)
+{
+    char *dir = tmpdir(), ref[128], out[128];
+    snprintf(ref, sizeof ref, "%s/ref.h5", dir);
+    snprintf(out, sizeof out, "%s/t.h5", dir);
+    avi_error err;
+    ck_assert_int_eq(api_run(ref, NULL, NULL, &err), AVI_OK);
+    avi_scene s;
+    load_bar(&s, NULL);
+    avi_run_options opt = avi_default_run_options();
+    const int bad[] = {-1, -3, AVI_RUN_MAX_THREADS + 1};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        opt.threads = bad[k];
+        ck_assert_ptr_null(avi_run_open(&s, out, &opt, &err));
+        ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+        ck_assert_msg(strstr(err.message, "avi_run_options.threads"), "%s", err.message);
+        ck_assert_int_ne(access(out, F_OK), 0);
+    }
+    s.threads = AVI_RUN_MAX_THREADS + 1;
+    opt.threads = 0;
+    ck_assert_ptr_null(avi_run_open(&s, out, &opt, &err));
+    ck_assert_int_eq(err.status, AVI_ERR_INPUT);
+    ck_assert_msg(strstr(err.message, "parallel.threads"), "%s", err.message);
+    ck_assert_int_ne(access(out, F_OK), 0);
+    avi_scene_free(&s);
+    opt.threads = 3;
+    ck_assert_int_eq(api_run(out, "parallel.threads=2", &opt, &err), AVI_OK);
+    ck_assert(same_output(ref, out));
+    rm_dir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("run_api");
@@ -275,6 +311,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, api_evolve_refuses_bad_end_time);
     tcase_add_test(tc, api_close_null);
     tcase_add_test(tc, api_run_id);
+    tcase_add_test(tc, api_threads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -82,7 +82,8 @@ static const char *rich =
     "gravity: [0, 0, -9.81]\n"
     "damping: 0.01\n"
     "output: {file: out/rich.h5, energy_every: 1.0e-6, frame_every: 1.0e-5, checkpoint_every: 5.0e-4,\n"
-    "         max_bytes: 3.0e9, max_checkpoints: 4}\n";
+    "         max_bytes: 3.0e9, max_checkpoints: 4}\n"
+    "parallel: {threads: 6}\n";
 
 /* ----------------------------------------------------------- equality -- */
 
@@ -154,6 +155,7 @@ static void assert_scene_eq(const avi_scene *a, const avi_scene *b)
     ck_assert(a->output.max_bytes == b->output.max_bytes);
     ck_assert(a->output.max_checkpoints == b->output.max_checkpoints);
     ck_assert(a->max_events == b->max_events);
+    ck_assert_int_eq(a->threads, b->threads);
 }
 
 /* load -> emit -> load gives the same scene, and emitting is a fixed point. */
@@ -323,6 +325,7 @@ START_TEST(test_defaults)
     ck_assert(s.output.energy_every == 2.0 / 1000 && s.output.frame_every == 2.0 / 100);
     ck_assert(s.output.checkpoint_every == 0.0);
     ck_assert(s.output.max_bytes == 2e10 && s.output.max_checkpoints == 1e5 && s.max_events == 1e13);
+    ck_assert_int_eq(s.threads, 0); /* auto: the run's default */
     round_trip(&s);
     avi_scene_free(&s);
 }
@@ -355,6 +358,7 @@ START_TEST(test_rich_round_trip)
     ck_assert(s.contact.stiffness == 1.0e9 && s.contact.layers == 3 && s.contact.friction == 0.4);
     ck_assert_str_eq(s.output.file, "out/rich.h5");
     ck_assert(s.output.max_bytes == 3.0e9 && s.output.max_checkpoints == 4 && s.max_events == 2.5e12);
+    ck_assert_int_eq(s.threads, 6);
     round_trip(&s);
     avi_scene_free(&s);
 }
@@ -699,6 +703,8 @@ static const struct {
     {"spring_index_out_of_range.yaml", "bodies.0.springs.0.b: particle 2 out of range (the body has 2 particles)", 9},
     {"inner_thickness_too_large.yaml", "contact.inner_thickness: must be < contact.thickness", 9},
     {"contact_layers_bad.yaml", "contact.layers: expected auto or an integer, got 'many'", 9},
+    {"parallel_threads_bad.yaml", "parallel.threads: expected an integer, got '2.5'", 9},
+    {"parallel_threads_zero.yaml", "parallel.threads: must be in [1, 1024], got 0", 9},
     {"negative_damping.yaml", "damping: must be >= 0", 9},
     {"output_interval_too_small.yaml", "output.energy_every: 1e-16 gives more than 1e9 outputs", 9},
     {"bad_scene_name.yaml", "name: 'a/b' is not a scene name", 2},
