@@ -203,8 +203,11 @@ int avi_output_stream_set_threads(avi_output_stream *s, int threads, unsigned ob
     if (status) return avi_error_set(err, AVI_ERR_RUN, "the output stream failed before its threads were set");
     avi_pool *pool = NULL;
     avi_model_pass *pass = NULL;
-    if (threads != 1) {
-        if (!(pool = avi_pool_create(threads, err))) return err->status;
+    if (!(pool = avi_pool_create(threads, err))) return err->status;
+    if (threads == 1 && !avi_pool_chaos(pool)) { /* chaos (base/pool.h) runs the parallel paths on one */
+        avi_pool_destroy(pool);
+        pool = NULL;
+    } else {
         if (!(pass = avi_model_pass_create(s->model, pool))) {
             avi_pool_destroy(pool);
             return avi_error_set(err, AVI_ERR_RUN, "out of memory");
