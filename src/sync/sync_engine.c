@@ -215,21 +215,6 @@ static void sync_destroy(avi_engine *e)
     free(s);
 }
 
-void avi_sync_use_pool(avi_engine *e, struct avi_sync *s)
-{
-    if (s->pass && s->pass->pool != avi_engine_pool(e)) {
-        avi_model_pass_destroy(s->pass);
-        s->pass = NULL;
-    }
-    if (!s->pass && avi_engine_pool(e)) s->pass = avi_model_pass_create(e->model, avi_engine_pool(e));
-}
-
-void avi_sync_gradient(avi_engine *e, struct avi_sync *s, double (*g)[3])
-{
-    avi_sync_use_pool(e, s);
-    avi_model_accumulate_gradient_pass(e->model, s->pass, g); /* serial when no pass */
-}
-
 static void sync_contact_observe(const avi_engine *e, double t, double *min_distance, double *friction_work)
 {
     if (!e->sync->dcr) return;
