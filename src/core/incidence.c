@@ -68,6 +68,7 @@ avi_model_pass *avi_model_pass_create(const avi_model *m, avi_pool *pool)
     if (!mp) return NULL;
     mp->m = m;
     mp->pool = pool;
+    mp->block = AVI_PASS_BLOCK;
     return mp;
 }
 
@@ -80,9 +81,30 @@ void avi_model_pass_destroy(avi_model_pass *mp)
     free(mp->pot);
     free(mp->coef);
     free(mp->rank);
+    free(mp->skip);
     free(mp->order);
     free(mp->count);
+    free(mp->cursor);
+    free(mp->item_row);
     free(mp);
+}
+
+int avi_model_pass_rows(avi_model_pass *mp, size_t n, int both)
+{
+    n = n ? n : 1;
+    if (n > mp->rows_cap) {
+        free(mp->rows);
+        mp->rows_cap = 0;
+        if (!(mp->rows = malloc(n * sizeof *mp->rows))) return -1;
+        mp->rows_cap = n;
+    }
+    if (both && n > mp->rows2_cap) {
+        free(mp->rows2);
+        mp->rows2_cap = 0;
+        if (!(mp->rows2 = malloc(n * sizeof *mp->rows2))) return -1;
+        mp->rows2_cap = n;
+    }
+    return 0;
 }
 
 int avi_model_pass_ready(avi_model_pass *mp, int owed)
@@ -93,20 +115,20 @@ int avi_model_pass_ready(avi_model_pass *mp, int owed)
     if (!mp->built) {
         mp->built = -1;
         if (avi_incidence_build(&mp->inc, mp->m)) return -1;
-        size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1;
-        mp->rows = malloc(nrow * sizeof *mp->rows);
-        mp->pot = malloc(np * sizeof *mp->pot);
-        if (!mp->rows || !mp->pot) return -1;
+        mp->pot = malloc((inc->np ? inc->np : 1) * sizeof *mp->pot);
+        mp->cursor = calloc(inc->nrec ? inc->nrec : 1, sizeof *mp->cursor);
+        if (!mp->pot || !mp->cursor) return -1;
         mp->built = 1;
     }
-    if (owed && !mp->rank) { /* the owed velocities' pass needs more (velocity_sync.c) */
+    if (owed && !mp->item_row) { /* the owed velocities' pass needs more (velocity_sync.c) */
         size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1, nrec = inc->nrec ? inc->nrec : 1;
-        mp->rows2 = malloc(nrow * sizeof *mp->rows2);
         mp->coef = malloc(AVI_PASS_COEF * np * sizeof *mp->coef);
+        mp->rank = malloc(np * sizeof *mp->rank);
+        mp->skip = malloc(np);
         mp->order = malloc(nrow * sizeof *mp->order);
         mp->count = malloc(nrec * sizeof *mp->count);
-        mp->rank = malloc(np * sizeof *mp->rank);
-        if (!mp->rows2 || !mp->coef || !mp->order || !mp->count || !mp->rank) {
+        if (!mp->coef || !mp->rank || !mp->skip || !mp->order || !mp->count ||
+            !(mp->item_row = malloc(mp->block * sizeof *mp->item_row))) {
             mp->built = -1;
             return -1;
         }

@@ -48,25 +48,36 @@ avi_model_pass *avi_model_pass_create(const avi_model *m, avi_pool *pool);
 void avi_model_pass_destroy(avi_model_pass *mp);
 
 /* What the parallel passes share (observers.c, velocity_sync.c): the list
- * and scratch rows (24 B a stencil slot and 8 B a potential; the owed
- * velocities' pass, `owed`, 32 B a slot and 44 B a potential more), made
- * ready (0) or not (-1: out of memory, or no pool of more than one thread
- * and no chaos: take the serial loops). */
+ * and scratch, made ready (0) or not (-1: out of memory, or no pool of more
+ * than one thread and no chaos: take the serial loops). A pass goes in
+ * blocks of AVI_PASS_BLOCK potentials (or clocks), so that its rows (24 B a
+ * stencil slot, twice for the owed velocities) stay bounded; the rest is 8
+ * B a potential, 4 B a record and the list's 8 B a slot, and for the owed
+ * velocities 8 B a slot, 29 B a potential and 4 B a record more. */
+#define AVI_PASS_BLOCK 65536
+#define AVI_PASS_COEF 3
+#define AVI_PASS_NONE UINT32_MAX
 struct avi_model_pass {
     const avi_model *m;
     avi_pool *pool;
+    size_t block; /* potentials (clocks) a block: AVI_PASS_BLOCK; tests set fewer before the first pass */
     int built;
     avi_incidence inc;
-    double (*rows)[3]; /* nrow: a term per stencil slot */
-    double (*rows2)[3]; /* nrow: a second term (velocity_sync's pass 2) */
+    double (*rows)[3];  /* a term per stencil slot of a block */
+    double (*rows2)[3]; /* a second term (velocity_sync's pass 2) */
+    size_t rows_cap, rows2_cap;
     double *pot;        /* np: a scalar per potential (energies) */
-    double *coef;       /* AVI_PASS_COEF np: per-potential weights (velocity_sync) */
-    uint32_t *rank;     /* np: position in a pass's order, AVI_PASS_NONE: not in it */
-    avi_incidence_entry *order; /* as inc.entry: each record's entries in a pass's order */
+    /* the owed velocities (velocity_sync.c): */
+    double *coef;               /* AVI_PASS_COEF np: per-potential weights */
+    uint32_t *rank;             /* np: position in the sweep, AVI_PASS_NONE: not in it */
+    uint8_t *skip;              /* np: adds nothing in pass 2 */
+    avi_incidence_entry *order; /* as inc.entry: each record's entries in the sweep's order */
     uint32_t *count;            /* nrec: entries of each record in order */
+    uint32_t *cursor;           /* nrec: a record's next entry in a pass by blocks (0 between passes) */
+    uint32_t *item_row;         /* block: a block's clocks' first rows */
 };
-#define AVI_PASS_NONE UINT32_MAX
-#define AVI_PASS_COEF 5
+/* Rows (and rows2 when `both`) for n stencil slots. 0, or -1 when out of memory. */
+int avi_model_pass_rows(avi_model_pass *mp, size_t n, int both);
 int avi_model_pass_ready(avi_model_pass *mp, int owed);
 
 /* Parallel forms of observers.c's passes over model m, the same bits as

@@ -110,6 +110,7 @@ typedef struct {
     const double (*xt)[3]; /* energies at xt; NULL: gradients */
     unsigned kinds;        /* the kinds of the pass: a bit per kind */
     const double (*xg)[3]; /* gradients at xg; NULL: at the records */
+    size_t p0, rowbase;    /* the block's first potential and its first row */
 } pass_ctx;
 
 static inline __attribute__((always_inline)) void energies_kind(const pass_ctx *c, unsigned kind, size_t b, size_t e)
@@ -134,7 +135,7 @@ static inline __attribute__((always_inline)) void gradients_kind(const pass_ctx 
         const void *rec = avi_kind_record(m, kind, p - off);
         if (c->xg) gather(c->xg, avi_kind_stencil(kind, rec), n, x);
         else gather_vertices(m, avi_kind_stencil(kind, rec), n, x);
-        avi_kind_gradient(kind, rec, (const double (*)[3])x, c->mp->rows + row);
+        avi_kind_gradient(kind, rec, (const double (*)[3])x, c->mp->rows + (row - c->rowbase));
     }
 }
 
@@ -142,6 +143,8 @@ static void pass_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const pass_ctx *c = ctx;
     const size_t *off = c->mp->inc.off;
+    b += c->p0;
+    e += c->p0;
     for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
         size_t lo = b > off[k] ? b : off[k], hi = e < off[k + 1] ? e : off[k + 1];
         if (lo >= hi || !(c->kinds & (1u << k))) continue;
@@ -175,74 +178,97 @@ static double pot_sum(const avi_model_pass *mp, unsigned kinds)
 double avi_model_elastic_energy_pass(const avi_model *m, avi_model_pass *mp, const double (*xt)[3])
 {
     if (avi_model_pass_ready(mp, 0)) return avi_model_elastic_energy(m, xt);
-    pass_ctx c = {mp, xt, kinds_with(1), NULL};
+    pass_ctx c = {mp, xt, kinds_with(1), NULL, 0, 0};
     avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
     return pot_sum(mp, c.kinds);
 }
 
 typedef struct {
     const avi_model_pass *mp;
-    double (*g)[3];
+    unsigned kinds;
+    int scaled; /* 0: g += row; 1: g += s row, absg += |s row| (absg may be NULL) */
+    double s;
+    double (*g)[3], (*absg)[3];
+    size_t p1, rowbase; /* the block's end and first row */
+    int last;
 } gather_ctx;
 
-/* Record r's rows, in the serial order. */
+/* The first row of potential p (nrow for p = np). */
+static size_t first_row(const avi_incidence *inc, size_t p)
+{
+    unsigned k = 0;
+    while (k < AVI_MODEL_KINDS && p >= inc->off[k + 1]) k++;
+    if (k == AVI_MODEL_KINDS) return inc->nrow;
+    return inc->row_off[k] + (p - inc->off[k]) * (size_t)avi_kind_slots(k);
+}
+
+/* Records [b, e): their rows of the block's potentials (of c->kinds), in the
+ * serial order (a record's entries are in potential order). */
 static void gather_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const gather_ctx *c = ctx;
     const avi_incidence *inc = &c->mp->inc;
     const double (*rows)[3] = (const double (*)[3])c->mp->rows;
-    for (size_t r = b; r < e; r++)
-        for (size_t j = inc->start[r]; j < inc->start[r + 1]; j++) v3_add(c->g[r], c->g[r], rows[inc->entry[j].row]);
-}
-
-void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, double (*g)[3])
-{
-    if (avi_model_pass_ready(mp, 0)) {
-        avi_model_accumulate_gradient(m, g);
-        return;
-    }
-    pass_ctx c = {mp, NULL, kinds_with(-1), NULL};
-    avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
-    gather_ctx gc = {mp, g};
-    avi_pool_for(mp->pool, mp->inc.nrec, PASS_GRAIN, gather_chunk, &gc);
-}
-
-typedef struct {
-    const avi_model_pass *mp;
-    unsigned kinds;
-    double s;
-    double (*g)[3], (*absg)[3];
-} scaled_ctx;
-
-/* Record r's rows of the kinds in c->kinds, scaled, in the serial order. */
-static void scaled_chunk(void *ctx, size_t b, size_t e, int worker)
-{
-    const scaled_ctx *c = ctx;
-    const avi_incidence *inc = &c->mp->inc;
-    const double (*rows)[3] = (const double (*)[3])c->mp->rows;
-    for (size_t r = b; r < e; r++)
-        for (size_t j = inc->start[r]; j < inc->start[r + 1]; j++) {
-            uint32_t p = inc->entry[j].p;
-            unsigned k = 0;
-            while (p >= inc->off[k + 1]) k++;
-            if (!(c->kinds & (1u << k))) continue;
-            const double *gs = rows[inc->entry[j].row];
+    const unsigned all = (1u << AVI_MODEL_KINDS) - 1;
+    for (size_t r = b; r < e; r++) {
+        size_t j = inc->start[r] + c->mp->cursor[r];
+        for (; j < inc->start[r + 1] && inc->entry[j].p < c->p1; j++) {
+            avi_incidence_entry en = inc->entry[j];
+            if ((c->kinds & all) != all) {
+                unsigned k = 0;
+                while (en.p >= inc->off[k + 1]) k++;
+                if (!(c->kinds & (1u << k))) continue;
+            }
+            const double *gs = rows[en.row - c->rowbase];
+            if (!c->scaled) {
+                v3_add(c->g[r], c->g[r], gs);
+                continue;
+            }
             for (int d = 0; d < 3; d++) {
                 c->g[r][d] += c->s * gs[d];
                 if (c->absg) c->absg[r][d] += fabs(c->s * gs[d]);
             }
         }
+        c->mp->cursor[r] = c->last ? 0 : (uint32_t)(j - inc->start[r]);
+    }
+}
+
+/* Gradients at x (NULL: the records) of gc's kinds, block by block: rows on
+ * the pool, then gathered. -1 (nothing added) when out of memory. */
+static int gradient_blocks(avi_model_pass *mp, const double (*x)[3], gather_ctx *gc)
+{
+    const avi_incidence *inc = &mp->inc;
+    size_t most = 0;
+    for (size_t p0 = 0; p0 < inc->np; p0 += mp->block) {
+        size_t p1 = inc->np - p0 > mp->block ? p0 + mp->block : inc->np, n = first_row(inc, p1) - first_row(inc, p0);
+        most = n > most ? n : most;
+    }
+    if (avi_model_pass_rows(mp, most, 0)) return -1;
+    pass_ctx c = {mp, NULL, gc->kinds, x, 0, 0};
+    for (size_t p0 = 0;; p0 += mp->block) {
+        size_t p1 = inc->np - p0 > mp->block ? p0 + mp->block : inc->np;
+        c.p0 = p0;
+        c.rowbase = gc->rowbase = first_row(inc, p0);
+        gc->p1 = p1;
+        gc->last = p1 == inc->np;
+        avi_pool_for(mp->pool, p1 - p0, PASS_GRAIN, pass_chunk, &c);
+        avi_pool_for(mp->pool, inc->nrec, PASS_GRAIN, gather_chunk, gc);
+        if (gc->last) return 0;
+    }
+}
+
+void avi_model_accumulate_gradient_pass(const avi_model *m, avi_model_pass *mp, double (*g)[3])
+{
+    gather_ctx gc = {mp, kinds_with(-1), 0, 1.0, g, NULL, 0, 0, 0};
+    if (avi_model_pass_ready(mp, 0) || gradient_blocks(mp, NULL, &gc)) avi_model_accumulate_gradient(m, g);
 }
 
 int avi_model_scaled_gradient_pass(avi_model_pass *mp, const double (*x)[3], unsigned kinds, double s, double (*g)[3],
                                    double (*absg)[3])
 {
+    gather_ctx gc = {mp, kinds, 1, s, g, absg, 0, 0, 0};
     if (avi_model_pass_ready(mp, 0)) return -1;
-    pass_ctx c = {mp, NULL, kinds, x};
-    avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
-    scaled_ctx sc = {mp, kinds, s, g, absg};
-    avi_pool_for(mp->pool, mp->inc.nrec, PASS_GRAIN, scaled_chunk, &sc);
-    return 0;
+    return gradient_blocks(mp, x, &gc);
 }
 
 /* Whether energy `en` names a blow-up better than the best so far: the
@@ -365,7 +391,7 @@ static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_ve
         }
     double ext, elastic;
     if (!avi_model_pass_ready(mp, 0)) { /* every energy on the pool, summed as below */
-        pass_ctx c = {mp, (const double (*)[3])xt, kinds_with(-1), NULL};
+        pass_ctx c = {mp, (const double (*)[3])xt, kinds_with(-1), NULL, 0, 0};
         avi_pool_for(mp->pool, mp->inc.np, PASS_GRAIN, pass_chunk, &c);
         ext = pot_sum(mp, kinds_with(0));
         elastic = pot_sum(mp, kinds_with(1));

@@ -170,16 +170,21 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
 }
 
 /* The two passes on a pool (core/incidence.h), the same bits: each clock's
- * gradients go into its potential's rows on any worker, then each record
- * adds them in the sweep's order (its entries sorted by their clock's
- * position in the sweep, rank), as sweep_clocks would; the odd energy term
- * is terms into rows, added in the sweep's order by one thread. */
+ * gradients go into rows of their own on any worker, then each record adds
+ * them in the sweep's order (its entries sorted by their clock's position
+ * in the sweep, rank), as sweep_clocks would; the odd energy term is terms
+ * into rows, added in the sweep's order by one thread. Clocks go in blocks
+ * of mp->block (AVI_PASS_BLOCK), so that the rows stay small; a record's
+ * entries of a block follow each other in its sorted list (a cursor per
+ * record). */
 typedef struct {
     avi_model_pass *mp;
     const avi_owed *o;
     sweep *s;
     double t;
     size_t nsync; /* items [0, nsync): every potential on the synchronous clock; then the queue */
+    size_t j0, j1; /* the block of items */
+    int last;      /* the last block */
 } owed_ctx;
 
 /* Item j of the sweep: its kind and index; 0: none (contact). */
@@ -199,49 +204,112 @@ static inline int owed_item(const owed_ctx *c, size_t j, unsigned *kind, uint32_
     return *kind != AVI_KIND_CONTACT;
 }
 
-/* Its clock's share, as sweep_clocks takes it. */
-static share owed_share(const owed_ctx *c, size_t j, unsigned kind, uint32_t i)
+/* Per-potential weights in mp->coef (AVI_PASS_COEF each): owed weight,
+ * step, phase (owe_kind's and hessian_kind's coefficients are recomputed
+ * from them by the same expressions). */
+enum { CF_W, CF_H, CF_U };
+
+/* The shares of items [b, e) into coef, and the rank of those that owe. */
+static void owed_share_chunk(void *ctx, size_t b, size_t e, int worker)
 {
+    const owed_ctx *c = ctx;
     const avi_owed *o = c->o;
-    if (j < c->nsync) return clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
-    j -= c->nsync;
-    double dt = avi_kind_dt(kind, avi_kind_record(c->s->m, kind, i));
-    if (o->level && o->level[j]) dt = ldexp(dt, -(int)o->level[j]); /* a refined clock */
-    return clock_share(c->t, o->ev[j].t, o->ev[j].n, dt);
+    avi_model_pass *mp = c->mp;
+    for (size_t j = b; j < e; j++) {
+        unsigned kind;
+        uint32_t i;
+        if (!owed_item(c, j, &kind, &i)) continue;
+        share sh;
+        if (j < c->nsync) {
+            sh = clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
+        } else {
+            size_t q = j - c->nsync;
+            double dt = avi_kind_dt(kind, avi_kind_record(mp->m, kind, i));
+            if (o->level && o->level[q]) dt = ldexp(dt, -(int)o->level[q]); /* a refined clock */
+            sh = clock_share(c->t, o->ev[q].t, o->ev[q].n, dt);
+        }
+        size_t p = mp->inc.off[kind] + i;
+        double *cf = mp->coef + AVI_PASS_COEF * p;
+        cf[CF_W] = sh.w;
+        cf[CF_H] = sh.h;
+        cf[CF_U] = sh.u;
+        if (!(sh.w == 0.0 && sh.h == 0.0)) mp->rank[p] = (uint32_t)j; /* owe_kind's early return */
+    }
 }
 
-/* Per-potential weights in mp->coef (AVI_PASS_COEF each): */
-enum { CF_W, CF_C, CF_H, CF_U, CF_KV };
+/* Each record's entries of clocks in the sweep, sorted by rank (insertion
+ * sort: stable, so a potential's slots keep their order; lists are short),
+ * into mp->order. */
+static void owed_sort_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    avi_model_pass *mp = c->mp;
+    const avi_incidence *inc = &mp->inc;
+    const uint32_t *rank = mp->rank;
+    for (size_t r = b; r < e; r++) {
+        avi_incidence_entry *ord = mp->order + inc->start[r];
+        uint32_t n = 0, key[64];
+        for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
+            avi_incidence_entry en = inc->entry[q];
+            uint32_t k = rank[en.p];
+            if (k == AVI_PASS_NONE) continue;
+            uint32_t a = n++;
+            if (n <= 64) { /* the keys at hand */
+                for (; a > 0 && key[a - 1] > k; a--) {
+                    ord[a] = ord[a - 1];
+                    key[a] = key[a - 1];
+                }
+                key[a] = k;
+            } else { /* a record on very many stencils */
+                for (; a > 0 && rank[ord[a - 1].p] > k; a--) ord[a] = ord[a - 1];
+            }
+            ord[a] = en;
+        }
+        mp->count[r] = n;
+        mp->cursor[r] = 0;
+    }
+}
 
-/* Pass 1 of item j: its share into coef, owe_kind's gradient into the rows. */
+/* The rows of items [j0, j1): item j's first at mp->item_row[j - j0];
+ * returns their count. */
+static size_t block_rows(owed_ctx *c, size_t j0, size_t j1)
+{
+    avi_model_pass *mp = c->mp;
+    size_t n = 0;
+    for (size_t j = j0; j < j1; j++) {
+        unsigned kind;
+        uint32_t i;
+        mp->item_row[j - j0] = (uint32_t)n;
+        if (owed_item(c, j, &kind, &i)) n += (size_t)avi_kind_slots(kind);
+    }
+    c->j0 = j0;
+    c->j1 = j1;
+    return n;
+}
+
+/* Pass 1 of item j: owe_kind's gradient into its rows. */
 SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
 {
     avi_model_pass *mp = c->mp;
-    size_t p = mp->inc.off[kind] + i;
-    share sh = owed_share(c, j, kind, i);
-    double *cf = mp->coef + AVI_PASS_COEF * p, u = sh.u, h = sh.h;
-    cf[CF_W] = sh.w;
-    cf[CF_H] = h;
-    cf[CF_U] = u;
-    if (sh.w == 0.0 && sh.h == 0.0) return; /* rank stays AVI_PASS_NONE */
-    cf[CF_C] = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
+    if (mp->rank[mp->inc.off[kind] + i] == AVI_PASS_NONE) return;
     const int n = avi_kind_slots(kind);
     const void *rec = avi_kind_record(mp->m, kind, i);
     const uint32_t *v = avi_kind_stencil(kind, rec);
     double x[AVI_STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], c->s->xt[v[a]]);
-    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n);
-    mp->rank[p] = (uint32_t)j;
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + mp->item_row[j - c->j0]);
 }
 
 /* Pass 2 of item j: hessian_kind's H_P v into rows2 and its cross terms into
- * rows; rank AVI_PASS_NONE when it adds nothing. */
+ * rows; skip[p] when it adds nothing. */
 SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
 {
     avi_model_pass *mp = c->mp;
     size_t p = mp->inc.off[kind] + i;
-    mp->rank[p] = AVI_PASS_NONE;
-    double *cf = mp->coef + AVI_PASS_COEF * p, u = cf[CF_U], h = cf[CF_H];
+    mp->skip[p] = 1;
+    const double *cf = mp->coef + AVI_PASS_COEF * p;
+    double u = cf[CF_U], h = cf[CF_H];
+    if (mp->rank[p] == AVI_PASS_NONE) return; /* h = 0 too */
     if (h == 0.0 || (avi_kind_flags(kind) & AVI_KIND_LINEAR)) return; /* H = 0 */
     const sweep *s = c->s;
     const void *rec = avi_kind_record(s->m, kind, i);
@@ -270,8 +338,8 @@ SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint3
         }
     avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
     avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
-    double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h;
-    size_t row = mp->inc.row_off[kind] + (size_t)i * (size_t)n;
+    double kc = -u * (0.25 - u * u) * h * h * h;
+    size_t row = mp->item_row[j - c->j0];
     for (int a = 0; a < n; a++) {
         double im = V[v[a]].inv_mass;
         for (int k = 0; k < 3; k++) {
@@ -280,14 +348,13 @@ SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint3
             mp->rows[row + (size_t)a][k] = kc * im * gsum[v[a]][k] * hv;
         }
     }
-    cf[CF_KV] = kv;
-    mp->rank[p] = (uint32_t)j;
+    mp->skip[p] = 0;
 }
 
 static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
-    for (size_t j = b; j < e; j++) {
+    for (size_t j = c->j0 + b; j < c->j0 + e; j++) {
         unsigned kind;
         uint32_t i;
         if (!owed_item(c, j, &kind, &i)) continue;
@@ -303,41 +370,31 @@ static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
     }
 }
 
-/* Pass 1's sums of records [b, e): each record's entries of clocks in the
- * sweep, sorted by rank (insertion sort: stable, so a potential's slots keep
- * their order; lists are short), kept in order for pass 2. */
+/* The row of entry en of a clock in the block. */
+static inline const double *entry_row(const owed_ctx *c, const double (*rows)[3], avi_incidence_entry en)
+{
+    const avi_incidence *inc = &c->mp->inc;
+    unsigned k = 0;
+    while (en.p >= inc->off[k + 1]) k++;
+    size_t first = inc->row_off[k] + (en.p - inc->off[k]) * (size_t)avi_kind_slots(k); /* the potential's row 0 */
+    return rows[c->mp->item_row[c->mp->rank[en.p] - c->j0] + (en.row - first)];
+}
+
+/* Pass 1's sums of records [b, e), the block's entries. */
 static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
     avi_model_pass *mp = c->mp;
-    const avi_incidence *inc = &mp->inc;
     const uint32_t *rank = mp->rank;
-    const double *coef = mp->coef;
     const double (*rows)[3] = (const double (*)[3])mp->rows;
     double (*imp)[3] = c->s->imp, (*gsum)[3] = c->s->gsum, (*acc)[3] = c->s->acc;
     for (size_t r = b; r < e; r++) {
-        avi_incidence_entry *ord = mp->order + inc->start[r];
-        uint32_t n = 0, key[64];
-        for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
-            avi_incidence_entry en = inc->entry[q];
-            uint32_t k = rank[en.p];
-            if (k == AVI_PASS_NONE) continue;
-            uint32_t a = n++;
-            if (n <= 64) { /* the keys at hand */
-                for (; a > 0 && key[a - 1] > k; a--) {
-                    ord[a] = ord[a - 1];
-                    key[a] = key[a - 1];
-                }
-                key[a] = k;
-            } else { /* a record on very many stencils */
-                for (; a > 0 && rank[ord[a - 1].p] > k; a--) ord[a] = ord[a - 1];
-            }
-            ord[a] = en;
-        }
-        mp->count[r] = n;
-        for (uint32_t q = 0; q < n; q++) {
-            const double *cf = coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = rows[ord[q].row];
-            double w = cf[CF_W], cc = cf[CF_C], h = cf[CF_H];
+        const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
+        uint32_t q = mp->cursor[r];
+        for (; q < mp->count[r] && rank[ord[q].p] < c->j1; q++) {
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = entry_row(c, rows, ord[q]);
+            double w = cf[CF_W], h = cf[CF_H], u = cf[CF_U];
+            double cc = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
             for (int k = 0; k < 3; k++) {
                 if (w != 0.0) imp[r][k] += w * g[k];
                 if (h > 0.0) {
@@ -346,39 +403,46 @@ static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
                 }
             }
         }
+        mp->cursor[r] = c->last ? 0 : q; /* pass 2 starts over */
     }
 }
 
-/* Pass 2's sums of records [b, e) (acc zeroed), then dv += M^-1 acc. */
+/* Pass 2's sums of records [b, e) (acc zeroed), the block's entries; after
+ * the last block, dv += M^-1 acc. */
 static void owed_gather2_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
-    const avi_model_pass *mp = c->mp;
+    avi_model_pass *mp = c->mp;
+    const uint32_t *rank = mp->rank;
     const double (*rows2)[3] = (const double (*)[3])mp->rows2;
     double (*imp)[3] = c->s->imp, (*acc)[3] = c->s->acc;
     for (size_t r = b; r < e; r++) {
         const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
-        for (uint32_t q = 0; q < mp->count[r]; q++) {
-            if (mp->rank[ord[q].p] == AVI_PASS_NONE) continue;
-            double kv = mp->coef[AVI_PASS_COEF * (size_t)ord[q].p + CF_KV];
-            for (int k = 0; k < 3; k++) acc[r][k] += kv * rows2[ord[q].row][k];
+        uint32_t q = mp->cursor[r];
+        for (; q < mp->count[r] && rank[ord[q].p] < c->j1; q++) {
+            if (mp->skip[ord[q].p]) continue;
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *hv = entry_row(c, rows2, ord[q]);
+            double u = cf[CF_U], h = cf[CF_H];
+            double kv = 0.5 * u * u * h * h; /* hessian_kind's */
+            for (int k = 0; k < 3; k++) acc[r][k] += kv * hv[k];
         }
-        for (int k = 0; k < 3; k++) imp[r][k] += c->s->V[r].inv_mass * acc[r][k];
+        mp->cursor[r] = c->last ? 0 : q;
+        if (c->last)
+            for (int k = 0; k < 3; k++) imp[r][k] += c->s->V[r].inv_mass * acc[r][k];
     }
 }
 
-/* The odd term's sum, one thread, in the sweep's order. */
-static double owed_cross(const owed_ctx *c, size_t nitems)
+/* The odd term's sum over the block, one thread, in the sweep's order. */
+static double owed_cross(const owed_ctx *c, double cross)
 {
     const avi_model_pass *mp = c->mp;
-    double cross = 0.0;
-    for (size_t j = 0; j < nitems; j++) {
+    for (size_t j = c->j0; j < c->j1; j++) {
         unsigned kind;
         uint32_t i;
         if (!owed_item(c, j, &kind, &i)) continue;
-        if (mp->rank[mp->inc.off[kind] + i] == AVI_PASS_NONE) continue;
+        if (mp->skip[mp->inc.off[kind] + i]) continue;
         int n = avi_kind_slots(kind);
-        const double (*t)[3] = (const double (*)[3])mp->rows + mp->inc.row_off[kind] + (size_t)i * (size_t)n;
+        const double (*t)[3] = (const double (*)[3])mp->rows + mp->item_row[j - c->j0];
         for (int a = 0; a < n; a++)
             for (int k = 0; k < 3; k++) cross += t[a][k];
     }
@@ -391,10 +455,25 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     if (avi_model_pass_ready(mp, 1)) return -1;
     size_t nsync = o->sync_h > 0.0 ? mp->inc.np : 0, nitems = nsync + o->nev;
     if (nsync && o->nev) return -1; /* a potential on two clocks: not a sweep of one rank each */
-    owed_ctx c = {mp, o, s, t, nsync};
+    if (nitems >= AVI_PASS_NONE) return -1;
+    owed_ctx c = {mp, o, s, t, nsync, 0, 0, 0};
+    size_t most = 0; /* the rows of the largest block, held before anything is summed */
+    for (size_t j0 = 0; j0 < nitems; j0 += mp->block) {
+        size_t n = block_rows(&c, j0, nitems - j0 > mp->block ? j0 + mp->block : nitems);
+        most = n > most ? n : most;
+    }
+    if (avi_model_pass_rows(mp, most, 1)) return -1;
     memset(mp->rank, 0xff, mp->inc.np * sizeof *mp->rank);
-    avi_pool_for(mp->pool, nitems, 64, owed_rows_chunk, &c);
-    avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
+    avi_pool_for(mp->pool, nitems, 256, owed_share_chunk, &c);
+    avi_pool_for(mp->pool, nv, 256, owed_sort_chunk, &c);
+    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
+        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
+        block_rows(&c, j0, j1);
+        c.last = j1 == nitems;
+        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
+        avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
+        if (c.last) break;
+    }
     double de_pos = 0.0;
     for (size_t i = 0; i < nv; i++) {
         double q = s->V[i].inv_mass;
@@ -405,9 +484,17 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     }
     memset(s->acc, 0, nv * sizeof *s->acc);
     s->pass = 2;
-    avi_pool_for(mp->pool, nitems, 64, owed_rows_chunk, &c);
-    avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
-    *de = de_pos + owed_cross(&c, nitems);
+    double cross = 0.0;
+    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
+        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
+        block_rows(&c, j0, j1);
+        c.last = j1 == nitems;
+        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
+        avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
+        cross = owed_cross(&c, cross);
+        if (c.last) break;
+    }
+    *de = de_pos + cross;
     return 0;
 }
 

@@ -89,6 +89,7 @@ static void check_observation(const avi_engine *e, double t)
             avi_pool *p = pool_with(n, seeds[k]);
             avi_model_pass *mp = avi_model_pass_create(m, p);
             ck_assert_ptr_nonnull(mp);
+            if (k >= 2) mp->block = k == 2 ? 37 : 1000; /* passes by blocks (AVI_PASS_BLOCK on large models) */
             avi_snapshot *sp = avi_snapshot_create(m);
             avi_snapshot_set_pass(sp, mp);
             avi_engine_snapshot(e, t, sp);
