@@ -54,7 +54,7 @@ void avi_model_pass_destroy(avi_model_pass *mp);
  * stencil slot, twice for the owed velocities) stay bounded; the rest is 8
  * B a potential, 4 B a record and the list's 8 B a slot, and for the owed
  * velocities 8 B a slot, 29 B a potential and 4 B a record more. */
-#define AVI_PASS_BLOCK 65536
+#define AVI_PASS_BLOCK 16384
 #define AVI_PASS_COEF 3
 #define AVI_PASS_NONE UINT32_MAX
 struct avi_model_pass {
