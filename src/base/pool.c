@@ -1,8 +1,12 @@
 /* The fork-join pool (base/pool.h). A job is published by bumping a
  * generation counter; workers spin on it for a while (a round of the
  * executor lasts microseconds, a wake-up from a condition variable tens of
- * them), then sleep on a condition variable. Chunks are handed out by an
- * atomic counter: the fastest worker takes the most. */
+ * them), then sleep on a condition variable. Chunks (and avi_pool_run's
+ * worker numbers) are handed out by an atomic counter: the fastest thread
+ * takes the most. The caller waits only for the workers that joined the
+ * job before it closed it: a worker the scheduler has not run (more
+ * threads than free processors) never stalls a call; the caller then does
+ * the work itself. */
 #define _GNU_SOURCE
 #include "base/pool.h"
 
@@ -38,7 +42,8 @@ struct avi_pool {
     _Atomic size_t next; /* next chunk to take */
     /* hand-off: */
     _Atomic uint64_t gen;
-    _Atomic int done;        /* workers finished with the current job */
+    _Atomic int open;        /* the current job takes workers */
+    _Atomic int active;      /* workers inside the current job */
     _Atomic int sleepers;    /* workers asleep (or about to be) on wake */
     _Atomic int main_asleep; /* the caller asleep on finished */
     _Atomic int stop;
@@ -86,9 +91,12 @@ static void work(avi_pool *p, int worker)
 {
     uint64_t r = p->job_seed ^ ((uint64_t)worker << 32);
     if (p->is_run) {
-        chaos_yield(p, &r);
-        p->run_fn(p->ctx, worker, p->threads);
-        chaos_yield(p, &r);
+        for (;;) {
+            size_t k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+            if (k >= (size_t)p->threads) break;
+            chaos_yield(p, &r);
+            p->run_fn(p->ctx, (int)k, p->threads);
+        }
         return;
     }
     for (;;) {
@@ -130,8 +138,12 @@ static void *worker_main(void *varg)
         }
         seen = g;
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) break;
-        work(p, worker);
-        if (atomic_fetch_add(&p->done, 1) + 1 == p->threads - 1 && atomic_load(&p->main_asleep)) {
+        /* Join job g unless the caller has closed it (or moved on to the
+         * next): seq_cst, ordered against the caller's close and its count
+         * of active workers. */
+        atomic_fetch_add(&p->active, 1);
+        if (atomic_load(&p->open) && atomic_load(&p->gen) == g) work(p, worker);
+        if (atomic_fetch_sub(&p->active, 1) == 1 && atomic_load(&p->main_asleep)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_broadcast(&p->finished);
             pthread_mutex_unlock(&p->mu);
@@ -144,7 +156,7 @@ static void *worker_main(void *varg)
 static void run_job(avi_pool *p)
 {
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store(&p->open, 1);
     atomic_fetch_add(&p->gen, 1); /* seq_cst: ordered with the load of sleepers */
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
@@ -152,15 +164,18 @@ static void run_job(avi_pool *p)
         pthread_mutex_unlock(&p->mu);
     }
     work(p, 0);
+    /* Nothing is left to take: close the job, then wait for the workers
+     * inside it to finish their chunks. */
+    atomic_store(&p->open, 0);
     int spins = p->spin;
-    while (atomic_load_explicit(&p->done, memory_order_acquire) < p->threads - 1 && spins-- > 0) {
+    while (atomic_load_explicit(&p->active, memory_order_acquire) > 0 && spins-- > 0) {
         cpu_relax();
         if ((spins & 63) == 0) sched_yield();
     }
-    if (atomic_load_explicit(&p->done, memory_order_acquire) < p->threads - 1) {
+    if (atomic_load(&p->active) > 0) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->main_asleep, 1);
-        while (atomic_load(&p->done) < p->threads - 1) pthread_cond_wait(&p->finished, &p->mu);
+        while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->finished, &p->mu);
         atomic_store(&p->main_asleep, 0);
         pthread_mutex_unlock(&p->mu);
     }

@@ -2,7 +2,8 @@
  *
  * The calling thread takes part as worker 0; threads - 1 more workers wait
  * for work (spinning briefly, then blocked, so that more threads than cores
- * cost little). Which worker runs which chunk depends on timing: callers
+ * cost little). A call never waits for a worker that has not started on it:
+ * a thread the scheduler keeps off the processor delays nothing. Which worker runs which chunk depends on timing: callers
  * must make every result independent of it (per-item output slots, fixed
  * merge orders), which the chaos mode tests.
  *
@@ -46,9 +47,11 @@ uint64_t avi_pool_chaos(const avi_pool *p);
 typedef void (*avi_pool_fn)(void *ctx, size_t begin, size_t end, int worker);
 void avi_pool_for(avi_pool *p, size_t n, size_t grain, avi_pool_fn fn, void *ctx);
 
-/* fn(ctx, worker, threads) once on each thread of the pool, for phases that
- * split their work themselves (worker 0 on the caller). Under chaos, the
- * calls start in a random order and yield at random points. */
+/* fn(ctx, w, threads) once for every w in [0, threads), for phases that
+ * split their work themselves into `threads` parts; a thread may run
+ * several parts one after another (the caller runs them all when no worker
+ * joins in time), never two at once. Under chaos, calls yield at random
+ * points. */
 typedef void (*avi_pool_run_fn)(void *ctx, int worker, int threads);
 void avi_pool_run(avi_pool *p, avi_pool_run_fn fn, void *ctx);
 

@@ -1,6 +1,12 @@
 /* Broad phase: candidate vertex-face and edge-edge pairs whose primitives'
  * bounding boxes come within a radius r, by a uniform grid whose cells are
- * sorted by key (no hashing collisions to resolve, deterministic order). */
+ * sorted by key (no hashing collisions to resolve, deterministic order).
+ *
+ * With a pool (the `pool` field, issue 30) the per-triangle and per-cell
+ * pair tests run on its workers, each into its own buffer as segments that
+ * name their first triangle or cell; the segments are then copied out in
+ * that order, so the output is the serial one, item for item, for any
+ * thread count and any chunking. */
 #ifndef AVI_BROAD_PHASE_H
 #define AVI_BROAD_PHASE_H
 
@@ -16,7 +22,14 @@ typedef struct {
     uint32_t item; /* point or edge */
 } avi_cell_entry;
 
+struct avi_pool;
+struct avi_bp_worker;  /* one worker's output and scratch (broad_phase.c) */
+struct avi_bp_segment; /* one chunk's output in a worker's buffer */
+
 typedef struct {
+    /* The pool the searches split across (NULL: serial), the owner's, set
+     * between calls. */
+    struct avi_pool *pool;
     /* scratch, reused between calls */
     avi_cell_entry *entries, *spare; /* cell entries, and the sort's second buffer */
     size_t cap_entries;
@@ -26,8 +39,12 @@ typedef struct {
     size_t cap_out;
     double (*box)[6]; /* per-primitive grown boxes (lo, hi) */
     size_t cap_box;
-    struct avi_cell_edge *run; /* the edges of one cell, gathered */
-    size_t cap_run;
+    struct avi_bp_worker *work; /* per worker of the pool */
+    int nwork;
+    struct avi_bp_segment *seg; /* every worker's segments, to sort */
+    size_t cap_seg;
+    size_t *first; /* EE: each edge's first entry, then each cell's first entry */
+    size_t cap_first;
 } avi_broad_phase;
 
 void avi_broad_phase_free(avi_broad_phase *bp);
@@ -35,6 +52,13 @@ void avi_broad_phase_free(avi_broad_phase *bp);
 /* Sorts e[0..n) by key, keeping the order of equal keys (a radix sort), and
  * returns the sorted array: e or spare (room for n entries). */
 avi_cell_entry *avi_cell_entries_sort(avi_cell_entry *e, avi_cell_entry *spare, size_t n);
+
+/* The same sort split across a pool's workers (NULL: serial) when n is
+ * large: each pass counts and scatters one block per worker, blocks in
+ * worker order, so the result is the serial one (the unique stable order).
+ * Falls back to the serial sort when its scratch cannot be allocated. */
+avi_cell_entry *avi_cell_entries_sort_pool(struct avi_pool *pool, avi_cell_entry *e, avi_cell_entry *spare,
+                                           size_t n);
 
 /* Pairs (point p, triangle t) with the point within r of the triangle's
  * bounding box, p not a vertex of t. x are model positions; points are

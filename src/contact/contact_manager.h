@@ -94,6 +94,10 @@ typedef struct avi_contact_manager {
      * not depend on when the list was built. */
     avi_candidate *coarse_vf, *coarse_ee;
     double *skip_vf, *skip_ee; /* per candidate: no exact look needed before this time */
+    uint8_t *due;         /* per candidate of a run (vertex-face, then edge-edge): within reach */
+    size_t cap_due;
+    avi_cell_entry *sort_keys; /* scratch of the lists' radix sort */
+    size_t cap_sort;
     size_t ncoarse_vf, ncoarse_ee, cap_coarse_vf, cap_coarse_ee;
     double coarse_until, coarse_vcap;
     uint64_t coarse_builds;
@@ -126,7 +130,10 @@ avi_contact_manager *avi_contact_create(const avi_model *m, avi_error *err);
 void avi_contact_destroy(avi_contact_manager *cm);
 
 /* Runs the manager at time t: activates and retires layer-1 potentials,
- * schedules the next run. Returns AVI_OK or an error status (err filled). */
+ * schedules the next run. Returns AVI_OK or an error status (err filled).
+ * The broad phase and the exact tests split across the engine's pool
+ * (avi_engine_pool); every change of state stays serial, in candidate
+ * order, so the result is the same for any thread count. */
 int avi_contact_run(avi_contact_manager *cm, avi_engine *e, double t);
 
 /* One event ev = (t, id, n) of a contact potential, off the queue: when the

@@ -399,6 +399,7 @@ int avi_sync_step_dcr(avi_engine *e, struct avi_sync *s)
 {
     avi_model *m = e->model;
     struct avi_dcr *d = s->dcr;
+    d->bp.pool = avi_engine_pool(e); /* the broad phase splits across the engine's workers */
     for (size_t i = 0; i < m->nv; i++) v3_copy(d->x0[i], m->vert[i].x);
     int rc = avi_sync_step(e, s);
     if (rc != AVI_OK) return rc;

@@ -5,6 +5,7 @@
  * range from a fraction of the boxes to many times them. */
 #include "check_main.h"
 #include "contact/broad_phase.h"
+#include "base/pool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,6 +146,98 @@ START_TEST(test_broad_phase_empty)
 }
 END_TEST
 
+/* The output in the serial order, pair for pair, on pools of 1 to 8
+ * threads with and without chaos (issue 30): the workers' segments are
+ * merged in triangle and cell order. */
+static void same_order(const avi_broad_phase *serial, long ns, const avi_broad_phase *par, long np, const char *what,
+                       int threads, const char *seed)
+{
+    ck_assert_msg(np == ns, "%s, %d threads, chaos %s: %ld pairs, serial %ld", what, threads, seed, np, ns);
+    for (long i = 0; i < ns; i++)
+        ck_assert_msg(par->out[i].a == serial->out[i].a && par->out[i].b == serial->out[i].b,
+                      "%s, %d threads, chaos %s: pair %ld is (%u, %u), serial (%u, %u)", what, threads, seed, i,
+                      par->out[i].a, par->out[i].b, serial->out[i].a, serial->out[i].b);
+}
+
+START_TEST(test_broad_phase_parallel_order)
+{
+    static const int counts[] = {1, 2, 3, 4, 8};
+    static const char *seeds[] = {"", "1", "77", "4242"};
+    make_cloud(7u, 0);
+    avi_broad_phase a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    double r = 0.08, h = 3.0 * r;
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
+            if (*seeds[k]) setenv("AVI_CHAOS_SEED", seeds[k], 1);
+            else unsetenv("AVI_CHAOS_SEED");
+            avi_error err;
+            avi_pool *pool = avi_pool_create(counts[c], &err);
+            ck_assert_ptr_nonnull(pool);
+            b.pool = pool;
+            for (int rep = 0; rep < 3; rep++) {
+                long ns = avi_broad_phase_vf(&a, (const double (*)[3])X, points, NV, (const uint32_t (*)[3])tris, NT, r, h);
+                long np = avi_broad_phase_vf(&b, (const double (*)[3])X, points, NV, (const uint32_t (*)[3])tris, NT, r, h);
+                ck_assert_int_gt(ns, 100);
+                same_order(&a, ns, &b, np, "vertex-face", counts[c], seeds[k]);
+                ns = avi_broad_phase_ee(&a, (const double (*)[3])X, (const uint32_t (*)[2])edges, NE, r, h);
+                np = avi_broad_phase_ee(&b, (const double (*)[3])X, (const uint32_t (*)[2])edges, NE, r, h);
+                ck_assert_int_gt(ns, 100);
+                same_order(&a, ns, &b, np, "edge-edge", counts[c], seeds[k]);
+            }
+            avi_pool_destroy(pool);
+            b.pool = NULL;
+        }
+    unsetenv("AVI_CHAOS_SEED");
+    avi_broad_phase_free(&a);
+    avi_broad_phase_free(&b);
+}
+END_TEST
+
+/* The radix sort split across a pool gives the serial sort's array, equal
+ * keys in item order, for any thread count and chaos seed. */
+START_TEST(test_cell_sort_split)
+{
+    enum { N = 50000 };
+    static const int counts[] = {1, 2, 3, 4, 8};
+    static const char *seeds[] = {"", "5", "1234"};
+    avi_cell_entry *in = malloc(N * sizeof *in), *a = malloc(N * sizeof *a), *sa = malloc(N * sizeof *sa),
+                   *b = malloc(N * sizeof *b), *sb = malloc(N * sizeof *sb);
+    ck_assert(in && a && sa && b && sb);
+    srand(3u);
+    for (uint32_t i = 0; i < N; i++) {
+        /* cells of a small grid about the origin, negative indices wrapped, many repeats */
+        int64_t c[3];
+        for (int k = 0; k < 3; k++) c[k] = rand() % 40 - 20;
+        in[i] = (avi_cell_entry){avi_cell_key(c[0], c[1], c[2]), i};
+    }
+    memcpy(a, in, N * sizeof *a);
+    const avi_cell_entry *want = avi_cell_entries_sort(a, sa, N);
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
+            if (*seeds[k]) setenv("AVI_CHAOS_SEED", seeds[k], 1);
+            else unsetenv("AVI_CHAOS_SEED");
+            avi_error err;
+            avi_pool *pool = avi_pool_create(counts[c], &err);
+            ck_assert_ptr_nonnull(pool);
+            memcpy(b, in, N * sizeof *b);
+            const avi_cell_entry *got = avi_cell_entries_sort_pool(pool, b, sb, N);
+            for (size_t i = 0; i < N; i++)
+                ck_assert_msg(got[i].key == want[i].key && got[i].item == want[i].item,
+                              "%d threads, chaos %s: entry %zu is (%llx, %u), serial (%llx, %u)", counts[c], seeds[k], i,
+                              (unsigned long long)got[i].key, got[i].item, (unsigned long long)want[i].key, want[i].item);
+            avi_pool_destroy(pool);
+        }
+    unsetenv("AVI_CHAOS_SEED");
+    free(in);
+    free(a);
+    free(sa);
+    free(b);
+    free(sb);
+}
+END_TEST
+
 static Suite *broad_phase_suite(void)
 {
     Suite *s = suite_create("broad_phase");
@@ -153,6 +246,8 @@ static Suite *broad_phase_suite(void)
     tcase_add_test(tc, test_broad_phase_matches_brute_force);
     tcase_add_test(tc, test_broad_phase_flat_cloud);
     tcase_add_test(tc, test_broad_phase_empty);
+    tcase_add_test(tc, test_broad_phase_parallel_order);
+    tcase_add_test(tc, test_cell_sort_split);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,6 @@
 /* The fork-join pool (base/pool.h): every item is visited exactly once, by
  * a worker number in range, for any thread count (more threads than cores
- * included) and under chaos; avi_pool_run calls each worker once; bad
+ * included) and under chaos; avi_pool_run calls each part once; bad
  * counts are refused; avi_cpu_count follows the affinity mask. */
 #define _GNU_SOURCE
 #include "check_main.h"
