@@ -120,15 +120,14 @@ int avi_model_pass_ready(avi_model_pass *mp, int owed)
         if (!mp->pot || !mp->cursor) return -1;
         mp->built = 1;
     }
-    if (owed && !mp->item_row) { /* the owed velocities' pass needs more (velocity_sync.c) */
+    if (owed && !mp->count) { /* the owed velocities' pass needs more (velocity_sync.c) */
         size_t nrow = inc->nrow ? inc->nrow : 1, np = inc->np ? inc->np : 1, nrec = inc->nrec ? inc->nrec : 1;
         mp->coef = malloc(AVI_PASS_COEF * np * sizeof *mp->coef);
         mp->rank = malloc(np * sizeof *mp->rank);
         mp->skip = malloc(np);
         mp->order = malloc(nrow * sizeof *mp->order);
         mp->count = malloc(nrec * sizeof *mp->count);
-        if (!mp->coef || !mp->rank || !mp->skip || !mp->order || !mp->count ||
-            !(mp->item_row = malloc(mp->block * sizeof *mp->item_row))) {
+        if (!mp->coef || !mp->rank || !mp->skip || !mp->order || !mp->count) {
             mp->built = -1;
             return -1;
         }

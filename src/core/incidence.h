@@ -36,6 +36,15 @@ typedef struct {
     size_t row_off[AVI_MODEL_KINDS + 1]; /* row of each kind's first potential */
 } avi_incidence;
 
+/* The first row of potential p (nrow for p = np). */
+static inline size_t avi_incidence_first_row(const avi_incidence *inc, size_t p)
+{
+    unsigned k = 0;
+    while (k < AVI_MODEL_KINDS && p >= inc->off[k + 1]) k++;
+    if (k == AVI_MODEL_KINDS) return inc->nrow;
+    return inc->row_off[k] + (p - inc->off[k]) * (size_t)avi_kind_slots(k);
+}
+
 /* Builds the list of a finalized model. AVI_OK or AVI_ERR_RUN (out of memory). */
 int avi_incidence_build(avi_incidence *inc, const avi_model *m);
 void avi_incidence_free(avi_incidence *inc);
@@ -53,14 +62,15 @@ void avi_model_pass_destroy(avi_model_pass *mp);
  * blocks of AVI_PASS_BLOCK potentials (or clocks), so that its rows (24 B a
  * stencil slot, twice for the owed velocities) stay bounded; the rest is 8
  * B a potential, 4 B a record and the list's 8 B a slot, and for the owed
- * velocities 8 B a slot, 29 B a potential and 4 B a record more. */
+ * velocities 8 B a slot, 29 B a potential, 4 B a clock and 4 B a record
+ * more. */
 #define AVI_PASS_BLOCK 16384
 #define AVI_PASS_COEF 3
 #define AVI_PASS_NONE UINT32_MAX
 struct avi_model_pass {
     const avi_model *m;
     avi_pool *pool;
-    size_t block; /* potentials (clocks) a block: AVI_PASS_BLOCK; tests set fewer before the first pass */
+    size_t block; /* potentials (clocks) a block: AVI_PASS_BLOCK; tests may set fewer */
     int built;
     avi_incidence inc;
     double (*rows)[3];  /* a term per stencil slot of a block */
@@ -71,10 +81,11 @@ struct avi_model_pass {
     double *coef;               /* AVI_PASS_COEF np: per-potential weights */
     uint32_t *rank;             /* np: position in the sweep, AVI_PASS_NONE: not in it */
     uint8_t *skip;              /* np: adds nothing in pass 2 */
-    avi_incidence_entry *order; /* as inc.entry: each record's entries in the sweep's order */
+    avi_incidence_entry *order; /* as inc.entry: each record's (potential, sweep row) in the sweep's order */
     uint32_t *count;            /* nrec: entries of each record in order */
     uint32_t *cursor;           /* nrec: a record's next entry in a pass by blocks (0 between passes) */
-    uint32_t *item_row;         /* block: a block's clocks' first rows */
+    uint32_t *item_row;         /* item_cap: each clock's first sweep row */
+    size_t item_cap;
 };
 /* Rows (and rows2 when `both`) for n stencil slots. 0, or -1 when out of memory. */
 int avi_model_pass_rows(avi_model_pass *mp, size_t n, int both);

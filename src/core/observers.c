@@ -193,15 +193,6 @@ typedef struct {
     int last;
 } gather_ctx;
 
-/* The first row of potential p (nrow for p = np). */
-static size_t first_row(const avi_incidence *inc, size_t p)
-{
-    unsigned k = 0;
-    while (k < AVI_MODEL_KINDS && p >= inc->off[k + 1]) k++;
-    if (k == AVI_MODEL_KINDS) return inc->nrow;
-    return inc->row_off[k] + (p - inc->off[k]) * (size_t)avi_kind_slots(k);
-}
-
 /* Records [b, e): their rows of the block's potentials (of c->kinds), in the
  * serial order (a record's entries are in potential order). */
 static void gather_chunk(void *ctx, size_t b, size_t e, int worker)
@@ -240,7 +231,7 @@ static int gradient_blocks(avi_model_pass *mp, const double (*x)[3], gather_ctx 
     const avi_incidence *inc = &mp->inc;
     size_t most = 0;
     for (size_t p0 = 0; p0 < inc->np; p0 += mp->block) {
-        size_t p1 = inc->np - p0 > mp->block ? p0 + mp->block : inc->np, n = first_row(inc, p1) - first_row(inc, p0);
+        size_t p1 = inc->np - p0 > mp->block ? p0 + mp->block : inc->np, n = avi_incidence_first_row(inc, p1) - avi_incidence_first_row(inc, p0);
         most = n > most ? n : most;
     }
     if (avi_model_pass_rows(mp, most, 0)) return -1;
@@ -248,7 +239,7 @@ static int gradient_blocks(avi_model_pass *mp, const double (*x)[3], gather_ctx 
     for (size_t p0 = 0;; p0 += mp->block) {
         size_t p1 = inc->np - p0 > mp->block ? p0 + mp->block : inc->np;
         c.p0 = p0;
-        c.rowbase = gc->rowbase = first_row(inc, p0);
+        c.rowbase = gc->rowbase = avi_incidence_first_row(inc, p0);
         gc->p1 = p1;
         gc->last = p1 == inc->np;
         avi_pool_for(mp->pool, p1 - p0, PASS_GRAIN, pass_chunk, &c);

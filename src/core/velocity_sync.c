@@ -183,7 +183,8 @@ typedef struct {
     sweep *s;
     double t;
     size_t nsync; /* items [0, nsync): every potential on the synchronous clock; then the queue */
-    size_t j0, j1; /* the block of items */
+    size_t j0, j1;        /* the block of items */
+    size_t base, row_end; /* its sweep rows: [base, row_end) */
     int last;      /* the last block */
 } owed_ctx;
 
@@ -237,32 +238,25 @@ static void owed_share_chunk(void *ctx, size_t b, size_t e, int worker)
     }
 }
 
-/* Each record's entries of clocks in the sweep, sorted by rank (insertion
- * sort: stable, so a potential's slots keep their order; lists are short),
- * into mp->order. */
+/* Each record's entries of clocks in the sweep, in the sweep's order: by
+ * sweep row (the clock's rank, then the slot; insertion sort, lists are
+ * short), each as (potential, sweep row) into mp->order. */
 static void owed_sort_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
     avi_model_pass *mp = c->mp;
     const avi_incidence *inc = &mp->inc;
-    const uint32_t *rank = mp->rank;
+    const uint32_t *rank = mp->rank, *item_row = mp->item_row;
     for (size_t r = b; r < e; r++) {
         avi_incidence_entry *ord = mp->order + inc->start[r];
-        uint32_t n = 0, key[64];
+        uint32_t n = 0;
         for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
             avi_incidence_entry en = inc->entry[q];
             uint32_t k = rank[en.p];
             if (k == AVI_PASS_NONE) continue;
+            en.row = item_row[k] + (uint32_t)(en.row - avi_incidence_first_row(inc, en.p)); /* + the slot */
             uint32_t a = n++;
-            if (n <= 64) { /* the keys at hand */
-                for (; a > 0 && key[a - 1] > k; a--) {
-                    ord[a] = ord[a - 1];
-                    key[a] = key[a - 1];
-                }
-                key[a] = k;
-            } else { /* a record on very many stencils */
-                for (; a > 0 && rank[ord[a - 1].p] > k; a--) ord[a] = ord[a - 1];
-            }
+            for (; a > 0 && ord[a - 1].row > en.row; a--) ord[a] = ord[a - 1];
             ord[a] = en;
         }
         mp->count[r] = n;
@@ -270,21 +264,36 @@ static void owed_sort_chunk(void *ctx, size_t b, size_t e, int worker)
     }
 }
 
-/* The rows of items [j0, j1): item j's first at mp->item_row[j - j0];
- * returns their count. */
-static size_t block_rows(owed_ctx *c, size_t j0, size_t j1)
+/* The sweep's rows: item j's first at mp->item_row[j] (nitems + 1 of them,
+ * the last the total). -1 when out of memory. */
+static int sweep_rows(owed_ctx *c, size_t nitems)
 {
     avi_model_pass *mp = c->mp;
+    if (nitems + 1 > mp->item_cap) {
+        free(mp->item_row);
+        mp->item_cap = 0;
+        if (!(mp->item_row = malloc((nitems + 1) * sizeof *mp->item_row))) return -1;
+        mp->item_cap = nitems + 1;
+    }
     size_t n = 0;
-    for (size_t j = j0; j < j1; j++) {
+    for (size_t j = 0; j < nitems; j++) {
         unsigned kind;
         uint32_t i;
-        mp->item_row[j - j0] = (uint32_t)n;
+        mp->item_row[j] = (uint32_t)n;
         if (owed_item(c, j, &kind, &i)) n += (size_t)avi_kind_slots(kind);
+        if (n >= UINT32_MAX) return -1;
     }
+    mp->item_row[nitems] = (uint32_t)n;
+    return 0;
+}
+
+/* Items [j0, j1) as the block. */
+static void block_at(owed_ctx *c, size_t j0, size_t j1)
+{
     c->j0 = j0;
     c->j1 = j1;
-    return n;
+    c->base = c->mp->item_row[j0];
+    c->row_end = c->mp->item_row[j1];
 }
 
 /* Pass 1 of item j: owe_kind's gradient into its rows. */
@@ -297,7 +306,7 @@ SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t 
     const uint32_t *v = avi_kind_stencil(kind, rec);
     double x[AVI_STENCIL_MAX][3];
     for (int a = 0; a < n; a++) v3_copy(x[a], c->s->xt[v[a]]);
-    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + mp->item_row[j - c->j0]);
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + (mp->item_row[j] - c->base));
 }
 
 /* Pass 2 of item j: hessian_kind's H_P v into rows2 and its cross terms into
@@ -339,7 +348,7 @@ SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint3
     avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
     avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
     double kc = -u * (0.25 - u * u) * h * h * h;
-    size_t row = mp->item_row[j - c->j0];
+    size_t row = mp->item_row[j] - c->base;
     for (int a = 0; a < n; a++) {
         double im = V[v[a]].inv_mass;
         for (int k = 0; k < 3; k++) {
@@ -370,29 +379,18 @@ static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
     }
 }
 
-/* The row of entry en of a clock in the block. */
-static inline const double *entry_row(const owed_ctx *c, const double (*rows)[3], avi_incidence_entry en)
-{
-    const avi_incidence *inc = &c->mp->inc;
-    unsigned k = 0;
-    while (en.p >= inc->off[k + 1]) k++;
-    size_t first = inc->row_off[k] + (en.p - inc->off[k]) * (size_t)avi_kind_slots(k); /* the potential's row 0 */
-    return rows[c->mp->item_row[c->mp->rank[en.p] - c->j0] + (en.row - first)];
-}
-
 /* Pass 1's sums of records [b, e), the block's entries. */
 static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
     avi_model_pass *mp = c->mp;
-    const uint32_t *rank = mp->rank;
     const double (*rows)[3] = (const double (*)[3])mp->rows;
     double (*imp)[3] = c->s->imp, (*gsum)[3] = c->s->gsum, (*acc)[3] = c->s->acc;
     for (size_t r = b; r < e; r++) {
         const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
         uint32_t q = mp->cursor[r];
-        for (; q < mp->count[r] && rank[ord[q].p] < c->j1; q++) {
-            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = entry_row(c, rows, ord[q]);
+        for (; q < mp->count[r] && ord[q].row < c->row_end; q++) {
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = rows[ord[q].row - c->base];
             double w = cf[CF_W], h = cf[CF_H], u = cf[CF_U];
             double cc = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
             for (int k = 0; k < 3; k++) {
@@ -413,15 +411,14 @@ static void owed_gather2_chunk(void *ctx, size_t b, size_t e, int worker)
 {
     const owed_ctx *c = ctx;
     avi_model_pass *mp = c->mp;
-    const uint32_t *rank = mp->rank;
     const double (*rows2)[3] = (const double (*)[3])mp->rows2;
     double (*imp)[3] = c->s->imp, (*acc)[3] = c->s->acc;
     for (size_t r = b; r < e; r++) {
         const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
         uint32_t q = mp->cursor[r];
-        for (; q < mp->count[r] && rank[ord[q].p] < c->j1; q++) {
+        for (; q < mp->count[r] && ord[q].row < c->row_end; q++) {
             if (mp->skip[ord[q].p]) continue;
-            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *hv = entry_row(c, rows2, ord[q]);
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *hv = rows2[ord[q].row - c->base];
             double u = cf[CF_U], h = cf[CF_H];
             double kv = 0.5 * u * u * h * h; /* hessian_kind's */
             for (int k = 0; k < 3; k++) acc[r][k] += kv * hv[k];
@@ -442,7 +439,7 @@ static double owed_cross(const owed_ctx *c, double cross)
         if (!owed_item(c, j, &kind, &i)) continue;
         if (mp->skip[mp->inc.off[kind] + i]) continue;
         int n = avi_kind_slots(kind);
-        const double (*t)[3] = (const double (*)[3])mp->rows + mp->item_row[j - c->j0];
+        const double (*t)[3] = (const double (*)[3])mp->rows + (mp->item_row[j] - c->base);
         for (int a = 0; a < n; a++)
             for (int k = 0; k < 3; k++) cross += t[a][k];
     }
@@ -456,11 +453,12 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     size_t nsync = o->sync_h > 0.0 ? mp->inc.np : 0, nitems = nsync + o->nev;
     if (nsync && o->nev) return -1; /* a potential on two clocks: not a sweep of one rank each */
     if (nitems >= AVI_PASS_NONE) return -1;
-    owed_ctx c = {mp, o, s, t, nsync, 0, 0, 0};
+    owed_ctx c = {mp, o, s, t, nsync, 0, 0, 0, 0, 0};
+    if (sweep_rows(&c, nitems)) return -1;
     size_t most = 0; /* the rows of the largest block, held before anything is summed */
     for (size_t j0 = 0; j0 < nitems; j0 += mp->block) {
-        size_t n = block_rows(&c, j0, nitems - j0 > mp->block ? j0 + mp->block : nitems);
-        most = n > most ? n : most;
+        block_at(&c, j0, nitems - j0 > mp->block ? j0 + mp->block : nitems);
+        most = c.row_end - c.base > most ? c.row_end - c.base : most;
     }
     if (avi_model_pass_rows(mp, most, 1)) return -1;
     memset(mp->rank, 0xff, mp->inc.np * sizeof *mp->rank);
@@ -468,7 +466,7 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     avi_pool_for(mp->pool, nv, 256, owed_sort_chunk, &c);
     for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
         size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
-        block_rows(&c, j0, j1);
+        block_at(&c, j0, j1);
         c.last = j1 == nitems;
         avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
         avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
@@ -487,7 +485,7 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     double cross = 0.0;
     for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
         size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
-        block_rows(&c, j0, j1);
+        block_at(&c, j0, j1);
         c.last = j1 == nitems;
         avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
         avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
