@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "base/pool.h"
 #include "core/damping.h"
+#include "core/group_tick.h"
 #include "core/refine.h"
 
 #include <math.h>
@@ -146,6 +147,7 @@ static void events_destroy(avi_engine *e)
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
     free(e->tie);
+    avi_group_tick_free(e);
 }
 
 void avi_engine_destroy(avi_engine *e)
@@ -280,21 +282,6 @@ static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uin
  * taken where damping is off. Kinds are rows of core/kinds.h, not cases
  * here. */
 #ifdef __AVX2__
-/* Whether the kind has a lanes gradient, and that gradient. */
-static inline __attribute__((always_inline)) int has_lanes(unsigned kind)
-{
-#define HAS_LANES(K, type, lanes) case K: return 1;
-    switch (kind) { AVI_LANE_KINDS(HAS_LANES) default: return 0; }
-#undef HAS_LANES
-}
-static inline __attribute__((always_inline)) void gradient_lanes(unsigned kind, const void *rec, const __m256d x[],
-                                                                __m256d g[])
-{
-#define GRADIENT_LANES(K, type, lanes) case K: lanes((const type *)rec, x, g); break;
-    switch (kind) { AVI_LANE_KINDS(GRADIENT_LANES) default: break; }
-#undef GRADIENT_LANES
-}
-
 /* The event with positions and gradient in registers (lane 3 of each
  * position is its vertex's tau, t for all): drift unless `drifted`,
  * gradient, kick by w. Returns avi_kick_lanes' impulse lanes; a stencil of
@@ -312,7 +299,7 @@ static inline __attribute__((always_inline)) __m256d event_lanes(avi_vertex *V, 
         const __m256d tt = _mm256_set1_pd(t);
         for (int a = 0; a < n; a++) xv[a] = avi_drift_record(&V[s[a]], tt);
     }
-    gradient_lanes(kind, p, xv, gv);
+    avi_kind_gradient_lanes(kind, p, xv, gv);
     if (n <= 4) return avi_kick_lanes(V, s, n, w, gv);
     double sum = avi_lane_sum(avi_kick_lanes(V, s, 4, w, gv));
     for (int c = 4; c < n; c += 4) sum += avi_lane_sum(avi_kick_lanes(V, s + c, n - c < 4 ? n - c : 4, w, gv + c));
@@ -341,7 +328,7 @@ static inline __attribute__((always_inline)) double potential_event(const avi_mo
     const double dt = avi_kind_dt(kind, p);
     *v = s; *n = avi_kind_vertices(kind); *step = dt;
 #ifdef __AVX2__
-    if (has_lanes(kind) && kd == 0.0) return avi_lane_sum(event_lanes(V, kind, p, t, drifted, half * dt));
+    if (avi_kind_has_lanes(kind) && kd == 0.0) return avi_lane_sum(event_lanes(V, kind, p, t, drifted, half * dt));
 #endif
     double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
     if (drifted) avi_gather(V, s, ns, x);
@@ -400,6 +387,25 @@ __attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, u
     return AVI_OK;
 }
 
+/* A parallel tick (core/group_tick.h) whose impulse sums were not all
+ * finite: the first member whose own sum is not, as the serial tick names
+ * it (none: only a part's total overflowed); the members after it do not
+ * count, as in uniform_tick. */
+__attribute__((cold, noinline)) static int parallel_tick_blow_up(avi_engine *e, const uint32_t *mem, uint32_t pos,
+                                                                 uint32_t end, double t, double half, uint64_t *counts)
+{
+    for (uint32_t a = pos; a < end; a++) {
+        uint32_t done = 0;
+        unsigned kind = mem[a] >> AVI_ID_KIND_SHIFT;
+        int rc = uniform_tick_blow_up(e, kind, mem, a, a + 1, t, half, &done);
+        if (rc != AVI_OK) {
+            for (uint32_t b = a + 1; b < end; b++) counts[mem[b] >> AVI_ID_KIND_SHIFT]--;
+            return rc;
+        }
+    }
+    return AVI_OK;
+}
+
 /* Members pos..end-1 of a group tick whose members are all of one kind,
  * with the vertices already drifted, no damping and no contact: the member
  * loop of avi_engine_advance with kind (a constant), damping and drift
@@ -422,7 +428,7 @@ static inline __attribute__((always_inline)) int uniform_tick(avi_engine *e, uns
     avi_model *m = e->model;
     avi_vertex *V = m->vert;
 #ifdef __AVX2__
-    if (has_lanes(kind)) {
+    if (avi_kind_has_lanes(kind)) {
         const double w = half * avi_kind_dt(kind, avi_kind_record(m, kind, mem[pos] & AVI_ID_INDEX_MASK));
         __m256d sum = _mm256_setzero_pd();
         for (uint32_t a = pos; a < end; a++) {
@@ -481,6 +487,15 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
     uint32_t pos = *pos_io;
     int rc = AVI_OK;
     int drifted = pos == 0 && gr->vcount <= e->drift_all_max;
+    if (e->pool && !cm && kd == 0.0 && end - pos >= AVI_GROUP_TICK_PARALLEL_MIN) {
+        /* On the engine's threads, with the serial bits (core/group_tick.h). */
+        int finite = 1, ran = avi_group_tick_parallel(e, gr, mem, pos, end, t, half, drifted, counts, &finite);
+        if (ran < 0) return engine_fail(e, AVI_ERR_RUN, "out of memory");
+        if (ran > 0) {
+            *pos_io = end;
+            return finite ? AVI_OK : parallel_tick_blow_up(e, mem, pos, end, t, half, counts);
+        }
+    }
     if (drifted) avi_drift_all(V, e->groups.vertex + gr->vfirst, gr->vcount, t);
     if (drifted && !cm && kd == 0.0) {
         while (pos < end) {

@@ -10,6 +10,24 @@
 #include <immintrin.h>
 #endif
 
+#ifdef __AVX2__
+/* Whether the kind has a lanes gradient (AVI_LANE_KINDS), and that
+ * gradient; `kind` a constant where it is inlined, so the switches fold. */
+static inline __attribute__((always_inline)) int avi_kind_has_lanes(unsigned kind)
+{
+#define HAS_LANES(K, type, lanes) case K: return 1;
+    switch (kind) { AVI_LANE_KINDS(HAS_LANES) default: return 0; }
+#undef HAS_LANES
+}
+static inline __attribute__((always_inline)) void avi_kind_gradient_lanes(unsigned kind, const void *rec,
+                                                                        const __m256d x[], __m256d g[])
+{
+#define GRADIENT_LANES(K, type, lanes) case K: lanes((const type *)rec, x, g); break;
+    switch (kind) { AVI_LANE_KINDS(GRADIENT_LANES) default: break; }
+#undef GRADIENT_LANES
+}
+#endif
+
 /* A vertex faster than the contact manager's speed cap voids its
  * look-ahead: the manager runs before the next event. After every kick, by
  * the engine and by contact events. */
