@@ -63,6 +63,17 @@ static void prepare_batch(avi_output_stream *s, uint64_t tail, uint64_t head)
     s->prepared = head;
 }
 
+/* Blocks the signals a user sends on the calling thread (threads it starts
+ * inherit the mask); *old gets the mask to restore. */
+static void block_user_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    const int user_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE};
+    for (size_t k = 0; k < sizeof user_signals / sizeof user_signals[0]; k++) sigaddset(&block, user_signals[k]);
+    pthread_sigmask(SIG_BLOCK, &block, old);
+}
+
 static void *worker_main(void *arg)
 {
     avi_output_stream *s = arg;
@@ -120,11 +131,8 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
         /* The worker inherits a mask that blocks the signals a user sends
          * (SIGINT, SIGTERM, ...): they reach the engine's thread, which stops
          * at an event boundary, and never interrupt a write mid-way. */
-        sigset_t block, old;
-        sigemptyset(&block);
-        const int user_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE};
-        for (size_t k = 0; k < sizeof user_signals / sizeof user_signals[0]; k++) sigaddset(&block, user_signals[k]);
-        pthread_sigmask(SIG_BLOCK, &block, &old);
+        sigset_t old;
+        block_user_signals(&old);
         int started = pthread_create(&s->worker, NULL, worker_main, s);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (started != 0) {
@@ -203,7 +211,11 @@ int avi_output_stream_set_threads(avi_output_stream *s, int threads, unsigned ob
     if (status) return avi_error_set(err, AVI_ERR_RUN, "the output stream failed before its threads were set");
     avi_pool *pool = NULL;
     avi_model_pass *pass = NULL;
-    if (!(pool = avi_pool_create(threads, err))) return err->status;
+    sigset_t old;
+    block_user_signals(&old); /* the pool's threads, as the worker, leave those signals to the engine's */
+    pool = avi_pool_create(threads, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!pool) return err->status;
     if (threads == 1 && !avi_pool_chaos(pool)) { /* chaos (base/pool.h) runs the parallel paths on one */
         avi_pool_destroy(pool);
         pool = NULL;
