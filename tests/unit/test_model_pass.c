@@ -175,6 +175,9 @@ START_TEST(test_bar_observation)
     const char *sets[] = {"time.end=1e-3", "gravity=[0, 0, -9.81]"};
     const double times[] = {1.3e-4, 4.1e-4};
     observe_run("bar", sets, 2, times, 2);
+    /* a synchronous integrator's one clock for every potential */
+    const char *sync_sets[] = {"time.end=1e-3", "gravity=[0, 0, -9.81]", "integrator.type=sync-explicit"};
+    observe_run("bar", sync_sets, 3, times, 2);
 }
 END_TEST
 
