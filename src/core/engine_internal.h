@@ -137,8 +137,9 @@ typedef struct {
     size_t work_n;
 } avi_owed;
 int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed *o, double (*imp)[3]);
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3], double *de);
+struct avi_model_pass; /* core/incidence.h: apply on its pool when not NULL */
+void avi_owed_apply(const avi_model *m, struct avi_model_pass *mp, const avi_vertex *V, avi_owed *o, double t,
+                    const double (*xt)[3], double (*imp)[3], double *de);
 void avi_owed_free(avi_owed *o);
 
 #endif

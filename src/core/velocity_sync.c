@@ -15,6 +15,7 @@
  * which makes the energy constant to fourth order on a harmonic mode. The
  * trajectory is untouched: only observers use it. */
 #include "core/engine_internal.h"
+#include "core/incidence.h"
 #include "core/refine.h"
 
 #include <math.h>
@@ -168,6 +169,333 @@ static void sweep_clocks(sweep *s, const avi_owed *o, double t)
     }
 }
 
+/* The two passes on a pool (core/incidence.h), the same bits: each clock's
+ * gradients go into rows of their own on any worker, then each record adds
+ * them in the sweep's order (its entries sorted by their clock's position
+ * in the sweep, rank), as sweep_clocks would; the odd energy term is terms
+ * into rows, added in the sweep's order by one thread. Clocks go in blocks
+ * of mp->block (AVI_PASS_BLOCK), so that the rows stay small; a record's
+ * entries of a block follow each other in its sorted list (a cursor per
+ * record). */
+typedef struct {
+    avi_model_pass *mp;
+    const avi_owed *o;
+    sweep *s;
+    double t;
+    size_t nsync; /* items [0, nsync): every potential on the synchronous clock; then the queue */
+    size_t j0, j1;        /* the block of items */
+    size_t base, row_end; /* its sweep rows: [base, row_end) */
+    int last;      /* the last block */
+} owed_ctx;
+
+/* Item j of the sweep: its kind and index; 0: none (contact). */
+static inline int owed_item(const owed_ctx *c, size_t j, unsigned *kind, uint32_t *i)
+{
+    if (j < c->nsync) {
+        const size_t *off = c->mp->inc.off;
+        unsigned k = 0;
+        while (j >= off[k + 1]) k++;
+        *kind = k;
+        *i = (uint32_t)(j - off[k]);
+        return 1;
+    }
+    j -= c->nsync;
+    *kind = c->o->ev[j].id >> AVI_ID_KIND_SHIFT;
+    *i = c->o->ev[j].id & AVI_ID_INDEX_MASK;
+    return *kind != AVI_KIND_CONTACT;
+}
+
+/* Per-potential weights in mp->coef (AVI_PASS_COEF each): owed weight,
+ * step, phase (owe_kind's and hessian_kind's coefficients are recomputed
+ * from them by the same expressions). */
+enum { CF_W, CF_H, CF_U };
+
+/* The shares of items [b, e) into coef, and the rank of those that owe. */
+static void owed_share_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    const avi_owed *o = c->o;
+    avi_model_pass *mp = c->mp;
+    for (size_t j = b; j < e; j++) {
+        unsigned kind;
+        uint32_t i;
+        if (!owed_item(c, j, &kind, &i)) continue;
+        share sh;
+        if (j < c->nsync) {
+            sh = clock_share(c->t, o->sync_t, o->sync_n, o->sync_h);
+        } else {
+            size_t q = j - c->nsync;
+            double dt = avi_kind_dt(kind, avi_kind_record(mp->m, kind, i));
+            if (o->level && o->level[q]) dt = ldexp(dt, -(int)o->level[q]); /* a refined clock */
+            sh = clock_share(c->t, o->ev[q].t, o->ev[q].n, dt);
+        }
+        size_t p = mp->inc.off[kind] + i;
+        double *cf = mp->coef + AVI_PASS_COEF * p;
+        cf[CF_W] = sh.w;
+        cf[CF_H] = sh.h;
+        cf[CF_U] = sh.u;
+        if (!(sh.w == 0.0 && sh.h == 0.0)) mp->rank[p] = (uint32_t)j; /* owe_kind's early return */
+    }
+}
+
+/* Each record's entries of clocks in the sweep, in the sweep's order: by
+ * sweep row (the clock's rank, then the slot; insertion sort, lists are
+ * short), each as (potential, sweep row) into mp->order. */
+static void owed_sort_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    avi_model_pass *mp = c->mp;
+    const avi_incidence *inc = &mp->inc;
+    const uint32_t *rank = mp->rank, *item_row = mp->item_row;
+    for (size_t r = b; r < e; r++) {
+        avi_incidence_entry *ord = mp->order + inc->start[r];
+        uint32_t n = 0;
+        for (size_t q = inc->start[r]; q < inc->start[r + 1]; q++) {
+            avi_incidence_entry en = inc->entry[q];
+            uint32_t k = rank[en.p];
+            if (k == AVI_PASS_NONE) continue;
+            en.row = item_row[k] + (uint32_t)(en.row - avi_incidence_first_row(inc, en.p)); /* + the slot */
+            uint32_t a = n++;
+            for (; a > 0 && ord[a - 1].row > en.row; a--) ord[a] = ord[a - 1];
+            ord[a] = en;
+        }
+        mp->count[r] = n;
+        mp->cursor[r] = 0;
+    }
+}
+
+/* The sweep's rows: item j's first at mp->item_row[j] (nitems + 1 of them,
+ * the last the total). -1 when out of memory. */
+static int sweep_rows(owed_ctx *c, size_t nitems)
+{
+    avi_model_pass *mp = c->mp;
+    if (nitems + 1 > mp->item_cap) {
+        free(mp->item_row);
+        mp->item_cap = 0;
+        if (!(mp->item_row = malloc((nitems + 1) * sizeof *mp->item_row))) return -1;
+        mp->item_cap = nitems + 1;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j < nitems; j++) {
+        unsigned kind;
+        uint32_t i;
+        mp->item_row[j] = (uint32_t)n;
+        if (owed_item(c, j, &kind, &i)) n += (size_t)avi_kind_slots(kind);
+        if (n >= UINT32_MAX) return -1;
+    }
+    mp->item_row[nitems] = (uint32_t)n;
+    return 0;
+}
+
+/* Items [j0, j1) as the block. */
+static void block_at(owed_ctx *c, size_t j0, size_t j1)
+{
+    c->j0 = j0;
+    c->j1 = j1;
+    c->base = c->mp->item_row[j0];
+    c->row_end = c->mp->item_row[j1];
+}
+
+/* Pass 1 of item j: owe_kind's gradient into its rows. */
+SYNC_INLINE void owe_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
+{
+    avi_model_pass *mp = c->mp;
+    if (mp->rank[mp->inc.off[kind] + i] == AVI_PASS_NONE) return;
+    const int n = avi_kind_slots(kind);
+    const void *rec = avi_kind_record(mp->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    double x[AVI_STENCIL_MAX][3];
+    for (int a = 0; a < n; a++) v3_copy(x[a], c->s->xt[v[a]]);
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, mp->rows + (mp->item_row[j] - c->base));
+}
+
+/* Pass 2 of item j: hessian_kind's H_P v into rows2 and its cross terms into
+ * rows; skip[p] when it adds nothing. */
+SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint32_t i, size_t j)
+{
+    avi_model_pass *mp = c->mp;
+    size_t p = mp->inc.off[kind] + i;
+    mp->skip[p] = 1;
+    const double *cf = mp->coef + AVI_PASS_COEF * p;
+    double u = cf[CF_U], h = cf[CF_H];
+    if (mp->rank[p] == AVI_PASS_NONE) return; /* h = 0 too */
+    if (h == 0.0 || (avi_kind_flags(kind) & AVI_KIND_LINEAR)) return; /* H = 0 */
+    const sweep *s = c->s;
+    const void *rec = avi_kind_record(s->m, kind, i);
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    const int n = avi_kind_slots(kind);
+    const uint32_t nv = s->m->nv;
+    const double (*xt)[3] = s->xt, (*imp)[3] = (const double (*)[3])s->imp, (*gsum)[3] = (const double (*)[3])s->gsum;
+    const avi_vertex *V = s->V;
+    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
+    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
+    for (int a = 0; a < n; a++) {
+        v3_copy(x[a], xt[v[a]]);
+        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
+        if (v[a] >= nv) continue;
+        speed = fmax(speed, v3_norm(vs[a]));
+        double d[3];
+        v3_sub(d, x[a], x[0]);
+        size = fmax(size, v3_norm(d));
+    }
+    if (!(speed > 0.0 && size > 0.0)) return;
+    double eps = HV_STEP * size / speed;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k < 3; k++) {
+            xp[a][k] = x[a][k] + eps * vs[a][k];
+            xm[a][k] = x[a][k] - eps * vs[a][k];
+        }
+    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
+    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    double kc = -u * (0.25 - u * u) * h * h * h;
+    size_t row = mp->item_row[j] - c->base;
+    for (int a = 0; a < n; a++) {
+        double im = V[v[a]].inv_mass;
+        for (int k = 0; k < 3; k++) {
+            double hv = (gp[a][k] - gm[a][k]) / (2.0 * eps);
+            mp->rows2[row + (size_t)a][k] = hv;
+            mp->rows[row + (size_t)a][k] = kc * im * gsum[v[a]][k] * hv;
+        }
+    }
+    mp->skip[p] = 0;
+}
+
+static void owed_rows_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    for (size_t j = c->j0 + b; j < c->j0 + e; j++) {
+        unsigned kind;
+        uint32_t i;
+        if (!owed_item(c, j, &kind, &i)) continue;
+        if (c->s->pass == 1) {
+#define OWE_ROWS_CASE(K, ...) case K: owe_rows_kind(c, K, i, j); break;
+            switch (kind) { AVI_POTENTIAL_KINDS(OWE_ROWS_CASE) default: break; }
+#undef OWE_ROWS_CASE
+        } else {
+#define HESSIAN_ROWS_CASE(K, ...) case K: hessian_rows_kind(c, K, i, j); break;
+            switch (kind) { AVI_POTENTIAL_KINDS(HESSIAN_ROWS_CASE) default: break; }
+#undef HESSIAN_ROWS_CASE
+        }
+    }
+}
+
+/* Pass 1's sums of records [b, e), the block's entries. */
+static void owed_gather1_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    avi_model_pass *mp = c->mp;
+    const double (*rows)[3] = (const double (*)[3])mp->rows;
+    double (*imp)[3] = c->s->imp, (*gsum)[3] = c->s->gsum, (*acc)[3] = c->s->acc;
+    for (size_t r = b; r < e; r++) {
+        const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
+        uint32_t q = mp->cursor[r];
+        for (; q < mp->count[r] && ord[q].row < c->row_end; q++) {
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *g = rows[ord[q].row - c->base];
+            double w = cf[CF_W], h = cf[CF_H], u = cf[CF_U];
+            double cc = 0.5 * (0.25 - u * u) * h * h; /* owe_kind's c */
+            for (int k = 0; k < 3; k++) {
+                if (w != 0.0) imp[r][k] += w * g[k];
+                if (h > 0.0) {
+                    gsum[r][k] += g[k];
+                    acc[r][k] += cc * g[k];
+                }
+            }
+        }
+        mp->cursor[r] = c->last ? 0 : q; /* pass 2 starts over */
+    }
+}
+
+/* Pass 2's sums of records [b, e) (acc zeroed), the block's entries; after
+ * the last block, dv += M^-1 acc. */
+static void owed_gather2_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const owed_ctx *c = ctx;
+    avi_model_pass *mp = c->mp;
+    const double (*rows2)[3] = (const double (*)[3])mp->rows2;
+    double (*imp)[3] = c->s->imp, (*acc)[3] = c->s->acc;
+    for (size_t r = b; r < e; r++) {
+        const avi_incidence_entry *ord = mp->order + mp->inc.start[r];
+        uint32_t q = mp->cursor[r];
+        for (; q < mp->count[r] && ord[q].row < c->row_end; q++) {
+            if (mp->skip[ord[q].p]) continue;
+            const double *cf = mp->coef + AVI_PASS_COEF * (size_t)ord[q].p, *hv = rows2[ord[q].row - c->base];
+            double u = cf[CF_U], h = cf[CF_H];
+            double kv = 0.5 * u * u * h * h; /* hessian_kind's */
+            for (int k = 0; k < 3; k++) acc[r][k] += kv * hv[k];
+        }
+        mp->cursor[r] = c->last ? 0 : q;
+        if (c->last)
+            for (int k = 0; k < 3; k++) imp[r][k] += c->s->V[r].inv_mass * acc[r][k];
+    }
+}
+
+/* The odd term's sum over the block, one thread, in the sweep's order. */
+static double owed_cross(const owed_ctx *c, double cross)
+{
+    const avi_model_pass *mp = c->mp;
+    for (size_t j = c->j0; j < c->j1; j++) {
+        unsigned kind;
+        uint32_t i;
+        if (!owed_item(c, j, &kind, &i)) continue;
+        if (mp->skip[mp->inc.off[kind] + i]) continue;
+        int n = avi_kind_slots(kind);
+        const double (*t)[3] = (const double (*)[3])mp->rows + (mp->item_row[j] - c->base);
+        for (int a = 0; a < n; a++)
+            for (int k = 0; k < 3; k++) cross += t[a][k];
+    }
+    return cross;
+}
+
+/* avi_owed_apply's passes on mp's pool; -1: not possible here (serial). */
+static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double t, size_t nv, double *de)
+{
+    if (avi_model_pass_ready(mp, 1)) return -1;
+    size_t nsync = o->sync_h > 0.0 ? mp->inc.np : 0, nitems = nsync + o->nev;
+    if (nsync && o->nev) return -1; /* a potential on two clocks: not a sweep of one rank each */
+    if (nitems >= AVI_PASS_NONE) return -1;
+    owed_ctx c = {mp, o, s, t, nsync, 0, 0, 0, 0, 0};
+    if (sweep_rows(&c, nitems)) return -1;
+    size_t most = 0; /* the rows of the largest block, held before anything is summed */
+    for (size_t j0 = 0; j0 < nitems; j0 += mp->block) {
+        block_at(&c, j0, nitems - j0 > mp->block ? j0 + mp->block : nitems);
+        most = c.row_end - c.base > most ? c.row_end - c.base : most;
+    }
+    if (avi_model_pass_rows(mp, most, 1)) return -1;
+    memset(mp->rank, 0xff, mp->inc.np * sizeof *mp->rank);
+    avi_pool_for(mp->pool, nitems, 256, owed_share_chunk, &c);
+    avi_pool_for(mp->pool, nv, 256, owed_sort_chunk, &c);
+    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
+        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
+        block_at(&c, j0, j1);
+        c.last = j1 == nitems;
+        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
+        avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
+        if (c.last) break;
+    }
+    double de_pos = 0.0;
+    for (size_t i = 0; i < nv; i++) {
+        double q = s->V[i].inv_mass;
+        for (int k = 0; k < 3; k++) {
+            s->imp[i][k] *= -q;
+            de_pos += q * s->gsum[i][k] * s->acc[i][k];
+        }
+    }
+    memset(s->acc, 0, nv * sizeof *s->acc);
+    s->pass = 2;
+    double cross = 0.0;
+    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
+        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
+        block_at(&c, j0, j1);
+        c.last = j1 == nitems;
+        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
+        avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
+        cross = owed_cross(&c, cross);
+        if (c.last) break;
+    }
+    *de = de_pos + cross;
+    return 0;
+}
+
 /* Clocks on refined steps (core/refine.h) run at dt_0 / 2^level; the level
  * lives on the engine's thread, so it is read here, into o->level. */
 static void take_levels(const avi_engine *e, avi_owed *o)
@@ -207,8 +535,8 @@ int avi_owed_take(const avi_engine *e, double t, const double (*xt)[3], avi_owed
     return 0;
 }
 
-void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double t, const double (*xt)[3],
-                    double (*imp)[3], double *de)
+void avi_owed_apply(const avi_model *m, avi_model_pass *mp, const avi_vertex *V, avi_owed *o, double t,
+                    const double (*xt)[3], double (*imp)[3], double *de)
 {
     size_t nv = avi_model_record_count(m); /* vertices and edge DOF records (1/m = 1/I_e) */
     *de = 0.0;
@@ -228,6 +556,7 @@ void avi_owed_apply(const avi_model *m, const avi_vertex *V, avi_owed *o, double
     }
     sweep s = {m, V, xt, imp, o->work, o->work + nv, 0.0, 1};
     memset(o->work, 0, 2 * nv * sizeof *o->work);
+    if (!apply_on_pool(mp, o, &s, t, nv, de)) return;
     sweep_clocks(&s, o, t);
     /* imp holds sum w grad V: dv = -M^-1 imp; the represented motion's
      * potential energy beyond V(xt) is grad V . M^-1 acc. */
@@ -260,7 +589,7 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
 {
     avi_owed o = {0};
     int rc = avi_owed_take(e, t, xt, &o, dv);
-    avi_owed_apply(e->model, e->model->vert, &o, t, xt, dv, de);
+    avi_owed_apply(e->model, NULL, e->model->vert, &o, t, xt, dv, de);
     avi_owed_free(&o);
     return rc;
 }

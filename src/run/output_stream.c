@@ -2,6 +2,8 @@
  * and one worker thread (consumer); see src/run/output_stream.h. */
 #include "run/output_stream.h"
 
+#include "base/pool.h"
+#include "core/incidence.h"
 #include "core/model_internal.h"
 
 #include <pthread.h>
@@ -28,7 +30,49 @@ struct avi_output_stream {
     pthread_cond_t wake_worker, wake_producer;
     pthread_t worker;
     int started;
+    avi_pool *pool;       /* the worker's threads for the observation (avi_output_stream_set_threads) */
+    avi_model_pass *pass; /* on that pool; NULL: serial */
+    unsigned observed;    /* the kinds whose handler observes the snapshot (a bit each) */
+    uint64_t prepared;    /* items before it are observed already (worker only) */
 };
+
+typedef struct {
+    avi_output_stream *s;
+    uint64_t first;
+} batch_ctx;
+
+static void prepare_chunk(void *ctx, size_t b, size_t e, int worker)
+{
+    const batch_ctx *c = ctx;
+    for (size_t j = b; j < e; j++) {
+        stream_item *it = &c->s->ring[(c->first + j) % (uint64_t)c->s->nslot];
+        if (c->s->observed & (1u << it->kind)) avi_snapshot_prepare(it->snapshot);
+    }
+}
+
+/* Items [tail, head) that wait: with two or more not yet observed, the pool
+ * observes them side by side, each on one thread (each snapshot's own
+ * serial bits; the handler then finds its observation done). A single one
+ * is left to the handler, whose observation runs on the pool. */
+static void prepare_batch(avi_output_stream *s, uint64_t tail, uint64_t head)
+{
+    uint64_t first = s->prepared > tail ? s->prepared : tail;
+    if (!s->pool || !s->observed || head - first < 2) return;
+    batch_ctx c = {s, first};
+    avi_pool_for(s->pool, (size_t)(head - first), 1, prepare_chunk, &c);
+    s->prepared = head;
+}
+
+/* Blocks the signals a user sends on the calling thread (threads it starts
+ * inherit the mask); *old gets the mask to restore. */
+static void block_user_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    const int user_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE};
+    for (size_t k = 0; k < sizeof user_signals / sizeof user_signals[0]; k++) sigaddset(&block, user_signals[k]);
+    pthread_sigmask(SIG_BLOCK, &block, old);
+}
 
 static void *worker_main(void *arg)
 {
@@ -39,7 +83,9 @@ static void *worker_main(void *arg)
         if (s->tail == s->head) break; /* stopping and drained */
         stream_item *it = &s->ring[s->tail % (uint64_t)s->nslot];
         int failed = s->status, queued = (int)(s->head - s->tail - 1);
+        uint64_t tail = s->tail, head = s->head;
         pthread_mutex_unlock(&s->lock);
+        if (!failed) prepare_batch(s, tail, head);
         int rc = failed ? 0 : s->fn(s->user, it->kind, it->snapshot, queued);
         pthread_mutex_lock(&s->lock);
         if (rc && !s->status) s->status = rc;
@@ -85,11 +131,8 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
         /* The worker inherits a mask that blocks the signals a user sends
          * (SIGINT, SIGTERM, ...): they reach the engine's thread, which stops
          * at an event boundary, and never interrupt a write mid-way. */
-        sigset_t block, old;
-        sigemptyset(&block);
-        const int user_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE};
-        for (size_t k = 0; k < sizeof user_signals / sizeof user_signals[0]; k++) sigaddset(&block, user_signals[k]);
-        pthread_sigmask(SIG_BLOCK, &block, &old);
+        sigset_t old;
+        block_user_signals(&old);
         int started = pthread_create(&s->worker, NULL, worker_main, s);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (started != 0) {
@@ -152,6 +195,7 @@ int avi_output_stream_trim(avi_output_stream *s)
     for (int i = 0; i < s->nslot; i++) {
         avi_snapshot_destroy(s->ring[i].snapshot);
         if (!(s->ring[i].snapshot = avi_snapshot_create(s->model))) status = AVI_ERR_RUN;
+        else avi_snapshot_set_pass(s->ring[i].snapshot, s->pass);
     }
     if (status) { /* push and the worker stop at a status: no slot is used again */
         if (s->threaded) pthread_mutex_lock(&s->lock);
@@ -159,6 +203,35 @@ int avi_output_stream_trim(avi_output_stream *s)
         if (s->threaded) pthread_mutex_unlock(&s->lock);
     }
     return status;
+}
+
+int avi_output_stream_set_threads(avi_output_stream *s, int threads, unsigned observed, avi_error *err)
+{
+    int status = avi_output_stream_drain(s);
+    if (status) return avi_error_set(err, AVI_ERR_RUN, "the output stream failed before its threads were set");
+    avi_pool *pool = NULL;
+    avi_model_pass *pass = NULL;
+    sigset_t old;
+    block_user_signals(&old); /* the pool's threads, as the worker, leave those signals to the engine's */
+    pool = avi_pool_create(threads, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!pool) return err->status;
+    if (threads == 1 && !avi_pool_chaos(pool)) { /* chaos (base/pool.h) runs the parallel paths on one */
+        avi_pool_destroy(pool);
+        pool = NULL;
+    } else {
+        if (!(pass = avi_model_pass_create(s->model, pool))) {
+            avi_pool_destroy(pool);
+            return avi_error_set(err, AVI_ERR_RUN, "out of memory");
+        }
+    }
+    for (int i = 0; i < s->nslot; i++) avi_snapshot_set_pass(s->ring[i].snapshot, pass);
+    avi_model_pass_destroy(s->pass);
+    avi_pool_destroy(s->pool);
+    s->pool = pool;
+    s->pass = pass;
+    s->observed = observed;
+    return AVI_OK;
 }
 
 int avi_output_stream_destroy(avi_output_stream *s)
@@ -179,6 +252,8 @@ int avi_output_stream_destroy(avi_output_stream *s)
     if (s->ring)
         for (int i = 0; i < s->nslot; i++) avi_snapshot_destroy(s->ring[i].snapshot);
     free(s->ring);
+    avi_model_pass_destroy(s->pass);
+    avi_pool_destroy(s->pool);
     free(s);
     return status;
 }

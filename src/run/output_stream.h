@@ -15,6 +15,7 @@
 #define AVI_OUTPUT_STREAM_H
 
 #include "avi/engine.h"
+#include "base/error.h"
 
 #include <stddef.h>
 
@@ -54,6 +55,16 @@ int avi_output_stream_slots(const avi_output_stream *stream);
 /* Snapshots the engine at t and queues it; blocks only while every slot is
  * in use. Returns 0, or the status of an earlier failed item. */
 int avi_output_stream_push(avi_output_stream *stream, const avi_engine *engine, double t, int kind);
+
+/* Observes snapshots on `threads` threads (the worker's included; 1: the
+ * worker alone), the same bits for any count: several waiting snapshots side
+ * by side, one on each thread; a single one on all of them (its passes on
+ * the pool, core/incidence.h). `observed`: the item kinds (a bit 1 << kind
+ * each) whose handler calls avi_snapshot_observe, to be observed ahead.
+ * Before the first push, or while drained. AVI_OK, or a status with err
+ * filled (a bad count: AVI_ERR_INPUT; out of memory or threads:
+ * AVI_ERR_RUN), the stream unchanged. */
+int avi_output_stream_set_threads(avi_output_stream *stream, int threads, unsigned observed, avi_error *err);
 
 /* Waits until every queued item is handled; returns the stream's status.
  * While the stream is drained and nothing is pushed, the worker calls no

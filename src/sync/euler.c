@@ -31,7 +31,7 @@ int avi_sync_step_explicit_euler(avi_engine *e, struct avi_sync *s)
     double t1 = (double)(s->step + 1) * h;
     for (size_t i = 0; i < n; i++) v3_copy(s->q0[i], m->vert[i].x);
     memset(s->force, 0, n * sizeof *s->force);
-    avi_sync_add_gradient(m, (const double (*)[3])s->q0, h, s->force, NULL);
+    avi_sync_add_gradient(s, m, (const double (*)[3])s->q0, h, s->force, NULL);
     if (kd != 0.0) {
         size_t ne = avi_elem_count(m);
         double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];

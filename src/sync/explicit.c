@@ -24,7 +24,7 @@ int avi_sync_step_explicit(avi_engine *e, struct avi_sync *s)
         p->tau = t;
     }
     memset(s->force, 0, nrec * sizeof *s->force);
-    avi_model_accumulate_gradient(m, s->force);
+    avi_sync_gradient(e, s, s->force);
     if (s->opt.damping != 0.0) {
         /* folded into the gradient as (k_D / h) grad D, see the AVI event */
         size_t ne = avi_elem_count(m);

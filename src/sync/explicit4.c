@@ -37,7 +37,7 @@
 static int gradient(avi_engine *e, struct avi_sync *s, size_t nrec, double t)
 {
     memset(s->force, 0, nrec * sizeof *s->force);
-    avi_model_accumulate_gradient(e->model, s->force);
+    avi_sync_gradient(e, s, s->force);
     double sum = 0.0;
     for (size_t i = 0; i < nrec; i++) sum += s->force[i][0] + s->force[i][1] + s->force[i][2];
     if (isfinite(sum)) return 0;

@@ -37,7 +37,7 @@ int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s)
         P.cw = (1.0 - al) / al;
     } else {
         /* alpha -> 0: cw W(q + a h v) -> h grad W(q_k).v, a linear term. */
-        avi_sync_add_gradient(m, (const double (*)[3])s->q0, -h, s->b, NULL);
+        avi_sync_add_gradient(s, m, (const double (*)[3])s->q0, -h, s->b, NULL);
     }
     int rc = avi_newton_solve(e, s, &P);
     if (rc != AVI_OK) return rc;
@@ -46,7 +46,7 @@ int avi_sync_step_lilyan(avi_engine *e, struct avi_sync *s)
     if (al > 0.0) {
         for (size_t i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) s->xa[i][c] = s->q0[i][c] + al * h * s->v[i][c];
-        avi_sync_add_gradient(m, (const double (*)[3])s->xa, al * h, s->r, NULL);
+        avi_sync_add_gradient(s, m, (const double (*)[3])s->xa, al * h, s->r, NULL);
     }
     for (size_t i = 0; i < n; i++) {
         avi_vertex *p = &m->vert[i];

@@ -7,6 +7,7 @@
  * also factor its Jacobian by LU (AVI_SOLVER_LU), as a general
  * nonlinear-equation solver would. */
 #include "sync/sync_internal.h"
+#include "core/incidence.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -18,16 +19,29 @@ static inline void gather(const double (*x)[3], const uint32_t *v, int n, double
     for (int a = 0; a < n; a++) v3_copy(out[a], x[v[a]]);
 }
 
-double avi_sync_potential_energy(const avi_model *m, const double (*x)[3])
+double avi_sync_potential_energy(struct avi_sync *sy, const avi_model *m, const double (*x)[3])
 {
-    double s = avi_model_elastic_energy(m, x);
+    double s = avi_model_elastic_energy_pass(m, sy->pass, x);
     for (size_t i = 0; i < m->ngravity; i++)
         s += avi_gravity_energy(&m->gravity[i], (const double (*)[3]) & x[m->gravity[i].v[0]]);
     return s;
 }
 
-void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3])
+/* The damped kinds (avi_elem_get's) and gravity, last in rank order: the
+ * serial loop's order below, record by record. */
+static unsigned gradient_kinds(void)
 {
+    unsigned bits = 1u << AVI_KIND_GRAVITY;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        if (avi_kind_flags(k) & AVI_KIND_DAMPED) bits |= 1u << k;
+    return bits;
+}
+_Static_assert(AVI_KIND_GRAVITY == AVI_MODEL_KINDS - 1, "gravity's terms come last in avi_sync_add_gradient");
+
+void avi_sync_add_gradient(struct avi_sync *sy, const avi_model *m, const double (*x)[3], double s, double (*g)[3],
+                           double (*absg)[3])
+{
+    if (!avi_model_scaled_gradient_pass(sy->pass, x, gradient_kinds(), s, g, absg)) return;
     size_t ne = avi_elem_count(m);
     double xs[AVI_STENCIL_MAX][3], gs[AVI_STENCIL_MAX][3];
     for (size_t e = 0; e < ne; e++) {
@@ -67,7 +81,7 @@ static double objective(struct avi_sync *s, const avi_model *m, const avi_newton
     }
     if (P->cw != 0.0) {
         positions(m, P->q, P->a * P->h, v, s->xa);
-        f += P->cw * avi_sync_potential_energy(m, (const double (*)[3])s->xa);
+        f += P->cw * avi_sync_potential_energy(s, m, (const double (*)[3])s->xa);
     }
     if (P->kd != 0.0) {
         positions(m, P->q, P->h, v, s->xb);
@@ -99,7 +113,7 @@ static double residual(struct avi_sync *s, const avi_model *m, const avi_newton_
         }
     if (P->cw != 0.0) {
         positions(m, P->q, P->a * P->h, v, s->xa);
-        avi_sync_add_gradient(m, (const double (*)[3])s->xa, P->cw * P->a * P->h, r, ab);
+        avi_sync_add_gradient(s, m, (const double (*)[3])s->xa, P->cw * P->a * P->h, r, ab);
     }
     if (P->kd != 0.0) {
         positions(m, P->q, P->h, v, s->xb);

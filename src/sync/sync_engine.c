@@ -1,5 +1,6 @@
 /* Creating and advancing synchronous engines. */
 #include "sync/sync_internal.h"
+#include "core/incidence.h"
 #include "base/error.h"
 
 #include <math.h>
@@ -208,6 +209,7 @@ static void sync_destroy(avi_engine *e)
     avi_sync_matrix_destroy(s->A);
     avi_dcr_destroy(s->dcr);
     avi_constraints_free(&s->con);
+    avi_model_pass_destroy(s->pass);
     free(s->force);
     free(s->block);
     free(s);

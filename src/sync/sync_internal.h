@@ -116,7 +116,15 @@ struct avi_sync {
     /* sync-explicit4: force holds grad V at step force_step's positions */
     int force_valid;
     uint64_t force_step;
+    struct avi_model_pass *pass; /* whole-model passes on the engine's pool (avi_sync_gradient) */
 };
+
+/* Adds grad V at the records' positions into g (avi_model_accumulate_gradient)
+ * on the engine's pool, the same bits for any thread count. */
+void avi_sync_gradient(avi_engine *e, struct avi_sync *s, double (*g)[3]);
+/* Points s->pass at the engine's pool (which changes only between
+ * advances); each step starts with it (avi_sync_step). */
+void avi_sync_use_pool(avi_engine *e, struct avi_sync *s);
 
 /* One step of each integrator from t_k = step * h to t_{k+1}. Every vertex
  * is at tau = t_k on entry and at t_{k+1} on exit, except for the
@@ -169,8 +177,9 @@ typedef struct {
 int avi_newton_solve(avi_engine *e, struct avi_sync *s, const avi_newton_problem *P);
 
 /* Model helpers over [records][3] position arrays (assemble in newton.c). */
-double avi_sync_potential_energy(const avi_model *m, const double (*x)[3]);
-void avi_sync_add_gradient(const avi_model *m, const double (*x)[3], double s, double (*g)[3], double (*absg)[3]);
+double avi_sync_potential_energy(struct avi_sync *sy, const avi_model *m, const double (*x)[3]);
+void avi_sync_add_gradient(struct avi_sync *sy, const avi_model *m, const double (*x)[3], double s, double (*g)[3],
+                           double (*absg)[3]);
 
 /* A run error of the engine (AVI_ERR_RUN in e->err). */
 #define avi_sync_fail(e, ...) avi_engine_fail((e), AVI_ERR_RUN, __VA_ARGS__)

@@ -6,6 +6,7 @@
 
 int avi_sync_step(avi_engine *e, struct avi_sync *s)
 {
+    avi_sync_use_pool(e, s);
     switch (s->opt.type) {
     case AVI_INTEGRATOR_DCR:
     case AVI_INTEGRATOR_SYNC_EXPLICIT: return avi_sync_step_explicit(e, s);

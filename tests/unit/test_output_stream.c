@@ -1,6 +1,6 @@
 /* The output stream: observations made on its worker thread from snapshots
  * are bitwise the in-process ones (also with the snapshots trimmed after
- * every frame), items are handled in push order whatever the thread
+ * every frame, and on several threads), items are handled in push order whatever the thread
  * timing, and a failed item stops the stream at that item. */
 #include "check_main.h"
 #include "avi/avi.h"
@@ -88,8 +88,12 @@ static int frame_obs(const avi_engine *e, double t, void *user) { return observe
 /* A small sphere-plate run through the impact (contact terms in the rows).
  * mode: 0 in process, 1 threaded stream, 2 threaded with one slot and a
  * slow handler, 3 stream without a thread, 4 threaded, trimmed after every
- * frame (fresh snapshots from then on). Returns avi_engine_run's
- * status; *stream_rc gets the stream's. */
+ * frame (fresh snapshots from then on); observed on several threads
+ * (avi_output_stream_set_threads): 5 two, 6 three with a chaos seed, trimmed,
+ * 7 four with a slow handler (waiting snapshots observed side by side), 8
+ * two without a thread. Returns avi_engine_run's status; *stream_rc gets the
+ * stream's. */
+#define NMODES 8
 static int run(int mode, record *r, int *stream_rc)
 {
     const char *sets[] = {"time.end=6e-5", "output.energy_every=1e-6", "output.frame_every=1e-5",
@@ -104,13 +108,19 @@ static int run(int mode, record *r, int *stream_rc)
     ck_assert_int_eq(avi_scene_build(&s, &m, &info, &err), 0);
     avi_engine *e = avi_engine_create_for_scene(&s, &info, m, &err);
     ck_assert_ptr_nonnull(e);
-    run_ctx c = {NULL, r, avi_model_vertex_count(m), mode == 4};
+    run_ctx c = {NULL, r, avi_model_vertex_count(m), mode == 4 || mode == 6};
     r->x = malloc(3 * c.nv * sizeof *r->x);
     r->v = malloc(3 * c.nv * sizeof *r->v);
-    if (mode == 2) r->slow = 1;
+    if (mode == 2 || mode == 7) r->slow = 1;
     if (mode > 0) {
-        c.stream = avi_output_stream_create(m, mode == 2 ? 1 : 0, mode != 3, stream_fn, &c);
+        c.stream = avi_output_stream_create(m, mode == 2 ? 1 : 0, mode != 3 && mode != 8, stream_fn, &c);
         ck_assert_ptr_nonnull(c.stream);
+    }
+    if (mode >= 5) {
+        static const int threads[] = {2, 3, 4, 2};
+        if (mode == 6) setenv("AVI_CHAOS_SEED", "9", 1);
+        ck_assert_int_eq(avi_output_stream_set_threads(c.stream, threads[mode - 5], 1u << 0, &err), 0);
+        unsetenv("AVI_CHAOS_SEED");
     }
     avi_engine_add_observer(e, s.output.energy_every, row_obs, &c);
     avi_engine_add_observer(e, s.output.frame_every, frame_obs, &c);
@@ -136,7 +146,7 @@ START_TEST(test_stream_matches_in_process)
     int saw_contact = 0;
     for (size_t i = 0; i < ref.n; i++) saw_contact |= ref.kind[i] == 0 && ref.o[i].active_contact_potentials > 0;
     ck_assert_msg(saw_contact, "the run should reach the impact");
-    for (int mode = 1; mode <= 4; mode++) {
+    for (int mode = 1; mode <= NMODES; mode++) {
         memset(&got, 0, sizeof got);
         got.fail_at = -1;
         ck_assert_int_eq(run(mode, &got, &src), AVI_OK);
@@ -159,7 +169,7 @@ END_TEST
 START_TEST(test_failure_stops_at_item)
 {
     static record got;
-    for (int mode = 1; mode <= 4; mode++) {
+    for (int mode = 1; mode <= NMODES; mode++) {
         memset(&got, 0, sizeof got);
         got.fail_at = 5;
         int src;
