@@ -50,6 +50,9 @@ typedef enum {
 /* The most threads a run may use (avi_run_options.threads, parallel.threads,
  * avi run --threads). */
 #define AVI_RUN_MAX_THREADS 1024
+/* avi_run_options.threads (and parallel.threads: auto): every processor the
+ * process may run on, its CPU affinity. */
+#define AVI_RUN_THREADS_AUTO (-1)
 
 typedef struct {
     int progress;                 /* an avi_progress_mode */
@@ -60,11 +63,13 @@ typedef struct {
                                      this name); NULL: scene->source */
     const char *command_line;     /* recorded in /parameters/command_line (e.g.
                                      from avi_command_line); NULL: "" */
-    int threads;                  /* threads of the engine, 1..AVI_RUN_MAX_THREADS; 0: the scene's
-                                     parallel.threads, else every processor the
-                                     process may run on (its CPU affinity). The
-                                     results do not depend on it; the banner and
-                                     /parameters/threads record the count used */
+    int threads;                  /* threads of the engine, 1..AVI_RUN_MAX_THREADS;
+                                     AVI_RUN_THREADS_AUTO: every processor the
+                                     process may run on (its CPU affinity); 0: the
+                                     scene's parallel.threads, else 1 (more threads
+                                     do not pay yet: bench/README.md "Threads").
+                                     The results do not depend on it; the banner
+                                     and /parameters/threads record the count used */
 } avi_run_options;
 
 /* argv as one string, each word shell-quoted where needed ('...'), for

@@ -204,14 +204,16 @@
  *                 rows and frames avi_h5_output_count gives, and the fixed
  *                 overheads), naming energy_every or frame_every, whichever
  *                 needs more; raise it for a larger file
- *   parallel      threads: auto (default) or an integer in 1..1024, the
+ *   parallel      threads: an integer in 1..1024 (default 1) or auto, the
  *                 threads a run uses (every integrator); auto: every
  *                 processor the process may run on (its CPU affinity).
+ *                 The default is 1 because more threads do not pay yet
+ *                 on the machines measured (bench/README.md, "Threads").
  *                 The results are the same bits for every count, so it is
  *                 not part of a run's identity: `avi run --threads N`
  *                 (avi_run_options.threads) overrides it, and a resume may
  *                 use another count. The resolved scene carries the key as
- *                 set (auto: absent); /parameters/threads the count used
+ *                 set; /parameters/threads the count used
  *
  * Numbers are plain YAML scalars (quoted text is a string); .inf / .nan and
  * friends are rejected. Anchors and aliases work; tags do not. */
@@ -398,7 +400,7 @@ typedef struct {
     double gravity[3];
     double damping;
     avi_scene_output output;
-    int threads;       /* parallel.threads; 0: auto (the run's default) */
+    int threads;       /* parallel.threads; 0: not set (1), -1: auto */
 } avi_scene;
 
 /* Loads a scene file, applies `overrides` ("dotted.key=VALUE", VALUE a YAML

@@ -11,8 +11,9 @@ a dict (given to the library as JSON, which its YAML loader reads; its mesh
 files are relative to the working directory).
 Overrides are "key=value" strings or a dict {dotted.key: value}, as
 `avi run --set`. threads=N runs the engine on N threads, as `avi run
---threads N` (default: the scene's parallel.threads, else every processor
-this process may run on); the results are the same bits for every N.
+--threads N` ('auto': every processor this process may run on; default:
+the scene's parallel.threads, else 1); the results are the same bits for
+every N.
 A failure raises avi.Error with the library's message and
 status (2 bad input, 1 the run failed), the avi command's exit code.
 Ctrl-C (KeyboardInterrupt) stops a run as SIGINT stops `avi run`: at the
@@ -290,13 +291,15 @@ def _threads(threads):
     default); else a whole number from 1 to MAX_THREADS, checked here."""
     if threads is None:
         return 0
+    if threads == "auto":
+        return -1  # AVI_RUN_THREADS_AUTO
     try:
         n = None if isinstance(threads, bool) else operator.index(threads)
     except TypeError:
         n = None
     if n is None or not 1 <= n <= MAX_THREADS:
         raise Error(f"threads={threads!r}: expected a whole number of threads from 1 to {MAX_THREADS} "
-                    "(None: the scene's parallel.threads, else every processor)", STATUS_INPUT)
+                    "or 'auto' (None: the scene's parallel.threads, else 1)", STATUS_INPUT)
     return n
 
 
@@ -309,7 +312,8 @@ def run(scene, output, overrides=None, progress=False, threads=None):
     sidecar) and returns a Result. Raises avi.Error on bad input or a
     failed run (the file is then closed marked failed, as by `avi run`).
     progress=True draws avi's progress line on stderr; threads=N runs on N
-    threads (None: the scene's parallel.threads, else every processor)."""
+    threads ('auto': every processor; None: the scene's parallel.threads,
+    else 1)."""
     # Every argument is checked before the library sees any of them.
     scene, out, ov = _scene_arg(scene), _path("output", output), _override_list(overrides)
     nthreads = _threads(threads)

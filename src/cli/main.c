@@ -37,9 +37,9 @@ enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 static const char run_options_help[] =
     "options of run and resume:\n"
     "  --quiet  prints nothing but errors (and the size of an output over 2 GB)\n"
-    "  --threads N  runs the engine on N threads (1 to 1024; default: the scene's\n"
-    "          parallel.threads, else every processor avi may run on, its CPU\n"
-    "          affinity); the results are the same bits for every N\n"
+    "  --threads N  runs the engine on N threads (1 to 1024, or auto: every\n"
+    "          processor avi may run on, its CPU affinity; default: the scene's\n"
+    "          parallel.threads, else 1); the results are the same bits for every N\n"
     "  --progress-every S  with stderr not a terminal: a banner, then a progress\n"
     "          line every S seconds of wall time (default 10, or the environment\n"
     "          variable AVI_PROGRESS_EVERY); on a terminal: one line redrawn\n"
@@ -171,15 +171,17 @@ static double progress_every(const char *s)
     return v;
 }
 
-/* --threads: an integer in 1..AVI_RUN_MAX_THREADS, else -1 with a message. */
+/* --threads: an integer in 1..AVI_RUN_MAX_THREADS or auto
+ * (AVI_RUN_THREADS_AUTO), else 0 with a message. */
 static int thread_count(const char *s)
 {
+    if (strcmp(s, "auto") == 0) return AVI_RUN_THREADS_AUTO;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || !(v >= 1 && v <= AVI_RUN_MAX_THREADS) || !(*s >= '0' && *s <= '9'))
-        return fprintf(stderr, "avi: --threads '%s': expected a whole number of threads from 1 to %d\n", s,
-                       AVI_RUN_MAX_THREADS), -1;
+        return fprintf(stderr, "avi: --threads '%s': expected a whole number of threads from 1 to %d, or auto\n", s,
+                       AVI_RUN_MAX_THREADS), 0;
     return (int)v;
 }
 
@@ -224,7 +226,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->every = argv[i];
         } else if (!strcmp(s, "--threads") || !strncmp(s, "--threads=", 10)) {
             if (!s[9] && ++i >= argc) return fprintf(stderr, "avi: --threads needs a number of threads\n"), -1;
-            if ((a->threads = thread_count(s[9] ? s + 10 : argv[i])) < 0) return -1;
+            if ((a->threads = thread_count(s[9] ? s + 10 : argv[i])) == 0) return -1;
         } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
             a->quiet = 1;
         } else if (s[0] == '-' && s[1] != '\0') {

@@ -324,11 +324,12 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     if (rc) return rc;
     /* The option, then the scene key, then every core this process may
      * use: the bits are the same for any count, so a resume may change it. */
-    r->threads = opt->threads > 0 ? opt->threads : scene->threads;
-    if (r->threads > AVI_POOL_MAX_THREADS) /* a scene built by hand */
+    r->threads = opt->threads != 0 ? opt->threads : scene->threads;
+    if (r->threads > AVI_POOL_MAX_THREADS || r->threads < AVI_RUN_THREADS_AUTO) /* a scene built by hand */
         return avi_error_set(err, AVI_ERR_INPUT, "%s: parallel.threads: %d threads (at most %d)",
                              scene->source ? scene->source : "scene", r->threads, AVI_POOL_MAX_THREADS);
-    if (r->threads <= 0) {
+    if (r->threads == 0) r->threads = 1; /* more threads do not pay yet (bench/README.md, "Threads") */
+    if (r->threads < 0) {
         r->threads = avi_cpu_count();
         if (r->threads > AVI_POOL_MAX_THREADS) r->threads = AVI_POOL_MAX_THREADS;
     }
@@ -381,9 +382,10 @@ static avi_run *open_run(avi_run *r, const char *out, const avi_run_options *opt
     if (!err) err = &local;
     memset(err, 0, sizeof *err);
     avi_run_options defaults = avi_default_run_options();
-    if (opt && (opt->threads < 0 || opt->threads > AVI_POOL_MAX_THREADS)) {
-        avi_error_set(err, AVI_ERR_INPUT, "avi_run_options.threads: %d threads (expected 1 to %d, or 0 for the "
-                      "scene's parallel.threads or every processor)", opt->threads, AVI_POOL_MAX_THREADS);
+    if (opt && (opt->threads < AVI_RUN_THREADS_AUTO || opt->threads > AVI_POOL_MAX_THREADS)) {
+        avi_error_set(err, AVI_ERR_INPUT, "avi_run_options.threads: %d threads (expected 1 to %d, "
+                      "AVI_RUN_THREADS_AUTO for every processor, or 0 for the scene's parallel.threads, else 1)",
+                      opt->threads, AVI_POOL_MAX_THREADS);
         run_free(r);
         return NULL;
     }

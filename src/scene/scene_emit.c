@@ -346,6 +346,7 @@ char *avi_scene_emit(const avi_scene *s)
      * every scene from before the key is unchanged); the count a run used
      * is /parameters/threads. */
     if (s->threads > 0) sb_printf(&b, "parallel: {threads: %d}\n", s->threads);
+    else if (s->threads < 0) sb_printf(&b, "parallel: {threads: auto}\n");
     if (b.oom) {
         free(b.s);
         return NULL;

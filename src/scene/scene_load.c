@@ -1107,7 +1107,7 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     return 0;
 }
 
-/* parallel.threads: auto (stored as 0: the run's default) or a count;
+/* parallel.threads: a count, or auto (stored as -1); not set: 0;
  * never part of the results, which are the same bits for every count. */
 _Static_assert(AVI_POOL_MAX_THREADS == 1024, "include/avi/scene.h documents parallel.threads as 1..1024");
 
@@ -1118,7 +1118,11 @@ static int load_parallel(vctx *c, const ynode *root, avi_scene *s)
     if (!m) return 0;
     if (check_keys(c, m, "parallel", avi_scene_schema_keys("parallel"))) return AVI_ERR_INPUT;
     const ynode *v = map_get(m, "threads");
-    if (!v || (v->kind == YN_SCALAR && v->plain && strcmp(v->str, "auto") == 0)) return 0;
+    if (!v) return 0;
+    if (v->kind == YN_SCALAR && v->plain && strcmp(v->str, "auto") == 0) {
+        s->threads = -1;
+        return 0;
+    }
     long long x;
     if (v->kind != YN_SCALAR || parse_number(v, &(double){0}))
         return expected(c, v, "parallel.threads", "auto or an integer");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Threads change no bit (issue 30). Every dataset under /observables and
 # /particles (tests/cli/h5same.py: dtype, shape and bytes) of runs with 2,
-# 3, 4 and 8 threads, and with the default count, equals the serial run's
+# 3, 4 and 8 threads, and with auto (every processor), equals the serial run's
 # (1 thread) on bar (tets), sheet (shells under gravity), sphere-plate past
 # the first contact, two-spheres into contact with and without friction,
 # spring-chain, rod_damped (sync-explicit with damping) and sphere-plate
@@ -32,10 +32,10 @@ fi
 # takes minutes has hung (a deadlock in the pool) and is killed.
 LIMIT=(timeout -k 10 300)
 
-# run NAME THREADS|default SCENE ARGS...: $work/NAME.THREADS.h5
+# run NAME THREADS|auto SCENE ARGS...: $work/NAME.THREADS.h5
 run() {
   local name=$1 n=$2 out="$work/$1.$2.h5" rc; shift 2
-  T=(); [ "$n" = default ] || threads "$n"
+  T=(); threads "$n"
   "${LIMIT[@]}" "$AVI" run "$@" "${T[@]}" -o "$out" --quiet 2> "$work/err"; rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "$name, $n threads: run failed (exit $rc$([ "$rc" -ge 124 ] && echo ", killed after ${LIMIT[3]} s")):"
@@ -68,7 +68,7 @@ declare -A expect=(
   [two-spheres]="--min $A=1" [dcr]="--max observables/min_contact_distance/value=1.01e-3"
   [dcr-spheres]="--max observables/min_contact_distance/value=1.01e-3")
 cases="bar sheet sphere-plate friction two-spheres spring-chain rod_damped dcr dcr-spheres"
-counts="2 3 4 8 default"; seeds=$(seq 1 20)
+counts="2 3 4 8 auto"; seeds=$(seq 1 20)
 if [ "${AVI_THREADS_QUICK:-0}" = 1 ]; then cases="friction dcr-spheres"; counts=4; seeds=1; fi
 
 for c in $cases; do
@@ -82,7 +82,7 @@ for c in $cases; do
   same ${expect[$c]:-} "$work/$c.1.h5" "${files[@]}" || { echo "$c: differs from the serial run"; bad=$((bad + 1)); }
 done
 
-# The count reached the run: /parameters/threads says N (the default: the
+# The count reached the run: /parameters/threads says N (auto: the
 # processors avi may run on, its affinity; not nproc, which follows
 # OMP_NUM_THREADS), so that equal files do not come from runs that all
 # ignored it.
@@ -91,7 +91,7 @@ import os, sys, h5py
 bad = 0
 for path in sys.argv[1:]:
     n = path.rsplit(".", 2)[-2]
-    want = len(os.sched_getaffinity(0)) if n == "default" else int(n)
+    want = len(os.sched_getaffinity(0)) if n == "auto" else int(n)
     with h5py.File(path, "r") as f:
         got = f["parameters/threads"][()] if "parameters/threads" in f else None
     if got != want:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The thread count as a user sets it (issue 30): `avi run --threads N`, the
 # scene key parallel.threads (in a file and by --set), avi.run(threads=N)
-# in Python; the option wins over the key, the key over the default, which
-# is every processor the process may run on (under taskset -c CPU: 1). The banner
+# in Python; the option wins over the key, the key over the default, 1;
+# auto (option or key) is every processor the process may run on (under
+# taskset -c CPU: 1). The banner
 # and /parameters/threads record the count used; the resolved scene carries
 # the key only as set. Bad counts are exit 2 naming --threads or the key
 # (file:line). A run resumed with another count is accepted and ends with
@@ -37,15 +38,17 @@ go() {
     || { echo "$name: run failed: $(cat "$work/$name.err")"; bad=$((bad + 1)); }
 }
 
-# The default: the CPU affinity (not nproc, which OMP_NUM_THREADS changes);
-# under taskset to one of its processors (not always 0 in a container), 1.
+# The default: 1. auto: the CPU affinity (not nproc, which OMP_NUM_THREADS
+# changes); under taskset to one of its processors (not always 0 in a
+# container), 1.
 ncpu=$("$PYTHON" -c 'import os; print(len(os.sched_getaffinity(0)))')
 cpu=$("$PYTHON" -c 'import os; print(min(os.sched_getaffinity(0)))')
-go default; expect default "$ncpu" "$work/default.h5" "$work/default.err"
+go default; expect default 1 "$work/default.h5" "$work/default.err"
+go auto_opt --threads auto; expect "--threads auto" "$ncpu" "$work/auto_opt.h5" "$work/auto_opt.err"
 if command -v taskset > /dev/null; then
-  taskset -c "$cpu" "$AVI" run bar "${short[@]}" -o "$work/one.h5" --progress-every 100 2> "$work/one.err" \
+  taskset -c "$cpu" "$AVI" run bar "${short[@]}" -o "$work/one.h5" --threads auto --progress-every 100 2> "$work/one.err" \
     || { echo "taskset: run failed"; bad=$((bad + 1)); }
-  expect "taskset -c $cpu" 1 "$work/one.h5" "$work/one.err"
+  expect "taskset -c $cpu, --threads auto" 1 "$work/one.h5" "$work/one.err"
 else echo "no taskset: the affinity default is checked without it only"; fi
 
 # The option, the key (--set and in a file), and the option over the key.
@@ -91,7 +94,7 @@ refuse() { # NAME PATTERN ARGS...
     echo "$name: exit $rc, '$(cat "$work/bad.err")', expected 2 naming '$pat'"; bad=$((bad + 1))
   fi
 }
-for v in 0 -3 2.5 many 1025 "" " 4" 4x; do refuse "--threads '$v'" "--threads '$v'" --threads "$v"; done
+for v in 0 -3 2.5 many 1025 "" " 4" 4x Auto; do refuse "--threads '$v'" "--threads '$v'" --threads "$v"; done
 refuse "--threads=0" "--threads '0'" --threads=0
 refuse "--threads with no value" "--threads needs" --threads
 for v in 0 -3 2.5 many 1025 '"4"'; do
@@ -159,7 +162,9 @@ avi.run("bar", f"{w}/py_key.h5", dict(short, **{"parallel.threads": 2}))
 got.append(threads(f"{w}/py_key.h5"))
 avi.run("bar", f"{w}/py_def.h5", short)
 got.append(threads(f"{w}/py_def.h5"))
-want = [3, 2, 2, len(os.sched_getaffinity(0))]
+avi.run("bar", f"{w}/py_auto.h5", short, threads="auto")
+got.append(threads(f"{w}/py_auto.h5"))
+want = [3, 2, 2, 1, len(os.sched_getaffinity(0))]
 if got != want:
     sys.exit(f"python: /parameters/threads {got}, expected {want}")
 for v in (0, -3, 2.5, "many", True, 1025):

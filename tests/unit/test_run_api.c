@@ -277,7 +277,7 @@ START_TEST(api_threads)
     avi_scene s;
     load_bar(&s, NULL);
     avi_run_options opt = avi_default_run_options();
-    const int bad[] = {-1, -3, AVI_RUN_MAX_THREADS + 1};
+    const int bad[] = {-2, -3, AVI_RUN_MAX_THREADS + 1}; /* -1: AVI_RUN_THREADS_AUTO */
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         opt.threads = bad[k];
         ck_assert_ptr_null(avi_run_open(&s, out, &opt, &err));
@@ -294,6 +294,9 @@ START_TEST(api_threads)
     avi_scene_free(&s);
     opt.threads = 3;
     ck_assert_int_eq(api_run(out, "parallel.threads=2", &opt, &err), AVI_OK);
+    ck_assert(same_output(ref, out));
+    opt.threads = AVI_RUN_THREADS_AUTO;
+    ck_assert_int_eq(api_run(out, NULL, &opt, &err), AVI_OK);
     ck_assert(same_output(ref, out));
     rm_dir(dir);
 }

@@ -325,7 +325,7 @@ START_TEST(test_defaults)
     ck_assert(s.output.energy_every == 2.0 / 1000 && s.output.frame_every == 2.0 / 100);
     ck_assert(s.output.checkpoint_every == 0.0);
     ck_assert(s.output.max_bytes == 2e10 && s.output.max_checkpoints == 1e5 && s.max_events == 1e13);
-    ck_assert_int_eq(s.threads, 0); /* auto: the run's default */
+    ck_assert_int_eq(s.threads, 0); /* not set: the run's default, 1 */
     round_trip(&s);
     avi_scene_free(&s);
 }
@@ -359,6 +359,17 @@ START_TEST(test_rich_round_trip)
     ck_assert_str_eq(s.output.file, "out/rich.h5");
     ck_assert(s.output.max_bytes == 3.0e9 && s.output.max_checkpoints == 4 && s.max_events == 2.5e12);
     ck_assert_int_eq(s.threads, 6);
+    round_trip(&s);
+    avi_scene_free(&s);
+    /* parallel.threads: auto, kept through emit and reload */
+    static const char auto_yaml[] = "name: t\ntime: {end: 1}\nmaterials: {m: {model: neo-hookean, youngs: 1, "
+                                    "poisson: 0, density: 1}}\nbodies:\n  - name: b\n    mesh: {generator: tet_box, "
+                                    "lx: 1, ly: 1, lz: 1, nx: 1, ny: 1, nz: 1}\n    material: m\n"
+                                    "parallel: {threads: auto}\n";
+    avi_error err;
+    ck_assert_msg(avi_scene_load_string(auto_yaml, strlen(auto_yaml), "auto.yaml", NULL, NULL, 0, &s, &err) == AVI_OK,
+                  "%s", err.message);
+    ck_assert_int_eq(s.threads, -1);
     round_trip(&s);
     avi_scene_free(&s);
 }
