@@ -36,7 +36,7 @@
 
 /* Spins before a waiting thread sleeps; with more threads than processors a
  * spinning thread only delays the one it waits for, so it sleeps at once. */
-#define SPIN_CORES 20000
+#define SPIN_CORES 2000
 #define SPIN_OVERSUBSCRIBED 64
 
 struct avi_pool {
