@@ -489,7 +489,7 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
     int drifted = pos == 0 && gr->vcount <= e->drift_all_max;
     if (e->pool && drifted && kd == 0.0 && end - pos >= AVI_GROUP_TICK_PARALLEL_MIN) {
         /* On the engine's threads, with the serial bits (core/group_tick.h). */
-        int finite = 1, ran = avi_group_tick_parallel(e, gr, mem, pos, end, t, half, drifted, counts, &finite);
+        int finite = 1, ran = avi_group_tick_parallel(e, gr, mem, pos, end, t, half, counts, &finite);
         if (ran < 0) return engine_fail(e, AVI_ERR_RUN, "out of memory");
         if (ran > 0) {
             *pos_io = end;

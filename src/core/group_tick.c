@@ -19,7 +19,6 @@ typedef struct {
     size_t n, cap;
     uint64_t counts[AVI_KIND_COUNT];
     int finite;
-    int unsafe; /* a -0.0 coordinate met by a member-by-member drift */
     int oom;
     int fast;   /* a kick left a record past the contact manager's speed cap */
     char pad[64];
@@ -128,30 +127,18 @@ typedef struct {
     uint32_t pos, end;
     double t, half;
     int nparts;
-    int check_zero; /* drift member by member in the serial tick: refuse -0.0 */
     double vcap2;   /* the contact manager's speed cap squared; +inf without contact */
 } tick_job;
 
 /* Drifts the group's records [b, e) of its vertex list to t. */
 static void drift_part(void *ctx, size_t b, size_t e, int worker)
 {
+    (void)worker;
     const tick_job *j = ctx;
     avi_vertex *V = j->e->model->vert;
     const uint32_t *list = j->e->groups.vertex + j->gr->vfirst;
     if (j->tp->undo)
         for (size_t a = b; a < e; a++) j->tp->undo[a] = V[list[a]];
-    if (j->check_zero) {
-        /* The serial tick drifts a shared record once per member; from the
-         * second on by 0 v, which turns a -0.0 coordinate into +0.0. Such
-         * records are left undrifted and the tick runs serially. */
-        tick_part *part = &j->tp->part[worker];
-        for (size_t a = b; a < e; a++) {
-            const avi_vertex *p = &V[list[a]];
-            for (int c = 0; c < 3; c++)
-                if (p->x[c] == 0.0 && signbit(p->x[c])) part->unsafe = 1;
-        }
-        if (part->unsafe) return;
-    }
 #ifdef __AVX2__
     const __m256d tt = _mm256_set1_pd(j->t);
     for (size_t a = b; a < e; a++) (void)avi_drift_record(&V[list[a]], tt);
@@ -291,7 +278,7 @@ static void run_part(void *ctx, size_t kb, size_t ke, int worker)
 }
 
 int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem, uint32_t pos,
-                            uint32_t end, double t, double half, int drift_all, uint64_t *counts, int *sum_finite)
+                            uint32_t end, double t, double half, uint64_t *counts, int *sum_finite)
 {
     avi_pool *pool = e->pool;
     int threads = avi_pool_threads(pool);
@@ -302,7 +289,7 @@ int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint
     if (nparts > (int)(end - pos)) nparts = (int)(end - pos);
     if (!e->tick && !(e->tick = build_spans(e))) return -1;
     struct avi_tick_par *tp = e->tick;
-    int want = nparts > threads ? nparts : threads; /* drift_part indexes parts by worker */
+    int want = nparts;
     if (tp->nparts < want) {
         tick_part *np = realloc(tp->part, (size_t)want * sizeof *np);
         if (!np) return -1;
@@ -312,7 +299,6 @@ int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint
     }
     for (int k = 0; k < tp->nparts; k++) {
         tp->part[k].n = 0;
-        tp->part[k].unsafe = 0;
         tp->part[k].oom = 0;
         tp->part[k].fast = 0;
         memset(tp->part[k].counts, 0, sizeof tp->part[k].counts);
@@ -331,17 +317,8 @@ int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint
     }
     avi_vertex *undo = tp->undo;
     if (!cm) tp->undo = NULL; /* drift_part saves nothing */
-    tick_job j = {e, tp, gr, mem, pos, end, t, half, nparts, !drift_all, cm ? cm->vcap2 : INFINITY};
+    tick_job j = {e, tp, gr, mem, pos, end, t, half, nparts, cm ? cm->vcap2 : INFINITY};
     avi_pool_for(pool, gr->vcount, 4096, drift_part, &j);
-    int unsafe = 0;
-    for (int k = 0; k < tp->nparts; k++) unsafe |= tp->part[k].unsafe;
-    /* Records left undrifted: the serial tick drifts them member by member;
-     * those drifted here are at t, where its drift adds 0 v to a coordinate
-     * that is not -0.0, which changes nothing. */
-    if (unsafe) {
-        tp->undo = undo;
-        return 0;
-    }
     avi_pool_for(pool, (size_t)nparts, 1, run_part, &j);
     tp->undo = undo;
     /* The seam in part order, which is member order. */

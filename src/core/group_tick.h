@@ -9,11 +9,14 @@
  * part's members touch, stored for the others. The stored kicks (records
  * shared between parts: a seam, small in memory order) are then applied in
  * part order, which is member order, so every record gets the serial
- * kicks in the serial order. The members' positions are drifted first, each
- * record once, in parallel. Where the serial tick drifts member by member
- * (groups past the drift-all size, a tick resumed after a split), its
- * second drift of a record at t adds 0 v, a no-op unless a coordinate is
- * -0.0: such a tick runs serially.
+ * kicks in the serial order. Only ticks in the serial loop's drift-all form
+ * (from the first member, the group's records within a quarter of the L2
+ * cache) come here: their records are drifted first, each once, in
+ * parallel, as the serial tick drifts them at its start. Ticks drifted
+ * member by member stay serial: they read their records once, where a
+ * separate drift pass reads them twice (the 1M-tet bar ran at 0.37x that
+ * way), and their second drift of a record at t (x + 0 v) would make -0.0
+ * positions +0.0.
  *
  * Which part a record's kicks belong to comes from spans built once per
  * grouping: for each member slot its record's place in the group's vertex
@@ -30,14 +33,13 @@
 #define AVI_GROUP_TICK_PARALLEL_MIN 256
 
 /* Members pos .. end-1 of group gr's tick at t with impulse weight half * dt
- * on the engine's pool, positions drifted first (`drift_all`: as the serial
- * tick's start; otherwise only where no coordinate is -0.0). Returns 1 when
- * it ran them (counts grown; *sum_finite 0 when some member's impulse was
- * not finite, for the caller's blow-up report), 0 when the tick must run
- * serially (nothing changed), -1 when out of memory (the run must fail:
- * the tick may be partly done). */
+ * on the engine's pool, in the drift-all form (the group's records drifted
+ * first). Returns 1 when it ran them (counts grown; *sum_finite 0 when some
+ * member's impulse was not finite, for the caller's blow-up report), 0 when
+ * the tick must run serially (nothing changed), -1 when out of memory (the
+ * run must fail: the tick may be partly done). */
 int avi_group_tick_parallel(avi_engine *e, const avi_clock_group *gr, const uint32_t *mem, uint32_t pos,
-                            uint32_t end, double t, double half, int drift_all, uint64_t *counts, int *sum_finite);
+                            uint32_t end, double t, double half, uint64_t *counts, int *sum_finite);
 
 /* Ticks run on the pool, their members, the kicks kept for seams, and the
  * ticks undone for the serial loop (contact), since the spans were built. */

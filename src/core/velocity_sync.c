@@ -71,6 +71,40 @@ SYNC_INLINE void owe_kind(sweep *s, const unsigned kind, uint32_t i, double w, d
  * rounding unit balances truncation (step^2) against round-off. */
 #define HV_STEP 6e-6
 
+/* grad V_P at xt +- eps v (v: the stored velocities plus the owed
+ * impulses imp), for the central difference H_P v = (gp - gm) / (2 eps);
+ * eps is HV_STEP times the stencil's size over its speed. Returns eps, 0
+ * when the stencil does not move or has no size (H_P v is then taken as 0). */
+SYNC_INLINE double velocity_difference(const avi_model *m, const avi_vertex *V, const double (*xt)[3],
+                                       const double (*imp)[3], unsigned kind, const void *rec, double gp[][3],
+                                       double gm[][3])
+{
+    const uint32_t *v = avi_kind_stencil(kind, rec);
+    const int n = avi_kind_slots(kind);
+    const uint32_t nv = m->nv;
+    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
+    double size = 0.0, speed = 0.0;
+    for (int a = 0; a < n; a++) {
+        v3_copy(x[a], xt[v[a]]);
+        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
+        if (v[a] >= nv) continue; /* an edge DOF or ghost: not a place, no size */
+        speed = fmax(speed, v3_norm(vs[a]));
+        double d[3];
+        v3_sub(d, x[a], x[0]);
+        size = fmax(size, v3_norm(d));
+    }
+    if (!(speed > 0.0 && size > 0.0)) return 0.0;
+    double eps = HV_STEP * size / speed;
+    for (int a = 0; a < n; a++)
+        for (int k = 0; k < 3; k++) {
+            xp[a][k] = x[a][k] + eps * vs[a][k];
+            xm[a][k] = x[a][k] - eps * vs[a][k];
+        }
+    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
+    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    return eps;
+}
+
 /* Pass 2 of potential i of a kind: hv = H_P v (v: the synchronized
  * velocities at t) by a central difference of grad V_P along v, its
  * position step HV_STEP times the stencil's size; then the velocity and
@@ -81,30 +115,12 @@ SYNC_INLINE void hessian_kind(sweep *s, const unsigned kind, uint32_t i, double 
     const void *rec = avi_kind_record(s->m, kind, i);
     const uint32_t *v = avi_kind_stencil(kind, rec);
     const int n = avi_kind_slots(kind);
-    const uint32_t nv = s->m->nv;
-    const double (*xt)[3] = s->xt, (*imp)[3] = s->imp, (*gsum)[3] = s->gsum;
+    const double (*gsum)[3] = s->gsum;
     const avi_vertex *V = s->V;
     double (*restrict acc)[3] = s->acc;
-    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
-    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
-    for (int a = 0; a < n; a++) {
-        v3_copy(x[a], xt[v[a]]);
-        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
-        if (v[a] >= nv) continue; /* an edge DOF or ghost: not a place, no size */
-        speed = fmax(speed, v3_norm(vs[a]));
-        double d[3];
-        v3_sub(d, x[a], x[0]);
-        size = fmax(size, v3_norm(d));
-    }
-    if (!(speed > 0.0 && size > 0.0)) return;
-    double eps = HV_STEP * size / speed;
-    for (int a = 0; a < n; a++)
-        for (int k = 0; k < 3; k++) {
-            xp[a][k] = x[a][k] + eps * vs[a][k];
-            xm[a][k] = x[a][k] - eps * vs[a][k];
-        }
-    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
-    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3];
+    double eps = velocity_difference(s->m, V, s->xt, s->imp, kind, rec, gp, gm);
+    if (eps == 0.0) return;
     double kv = 0.5 * u * u * h * h, kc = -u * (0.25 - u * u) * h * h * h, cross = s->cross;
     for (int a = 0; a < n; a++) {
         double im = V[v[a]].inv_mass;
@@ -324,29 +340,11 @@ SYNC_INLINE void hessian_rows_kind(const owed_ctx *c, const unsigned kind, uint3
     const void *rec = avi_kind_record(s->m, kind, i);
     const uint32_t *v = avi_kind_stencil(kind, rec);
     const int n = avi_kind_slots(kind);
-    const uint32_t nv = s->m->nv;
-    const double (*xt)[3] = s->xt, (*imp)[3] = (const double (*)[3])s->imp, (*gsum)[3] = (const double (*)[3])s->gsum;
+    const double (*gsum)[3] = (const double (*)[3])s->gsum;
     const avi_vertex *V = s->V;
-    double x[AVI_STENCIL_MAX][3], vs[AVI_STENCIL_MAX][3], xp[AVI_STENCIL_MAX][3], xm[AVI_STENCIL_MAX][3];
-    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3], size = 0.0, speed = 0.0;
-    for (int a = 0; a < n; a++) {
-        v3_copy(x[a], xt[v[a]]);
-        v3_add(vs[a], V[v[a]].v, imp[v[a]]);
-        if (v[a] >= nv) continue;
-        speed = fmax(speed, v3_norm(vs[a]));
-        double d[3];
-        v3_sub(d, x[a], x[0]);
-        size = fmax(size, v3_norm(d));
-    }
-    if (!(speed > 0.0 && size > 0.0)) return;
-    double eps = HV_STEP * size / speed;
-    for (int a = 0; a < n; a++)
-        for (int k = 0; k < 3; k++) {
-            xp[a][k] = x[a][k] + eps * vs[a][k];
-            xm[a][k] = x[a][k] - eps * vs[a][k];
-        }
-    avi_kind_gradient(kind, rec, (const double (*)[3])xp, gp);
-    avi_kind_gradient(kind, rec, (const double (*)[3])xm, gm);
+    double gp[AVI_STENCIL_MAX][3], gm[AVI_STENCIL_MAX][3];
+    double eps = velocity_difference(s->m, V, s->xt, (const double (*)[3])s->imp, kind, rec, gp, gm);
+    if (eps == 0.0) return;
     double kc = -u * (0.25 - u * u) * h * h * h;
     size_t row = mp->item_row[j] - c->base;
     for (int a = 0; a < n; a++) {
