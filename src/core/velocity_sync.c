@@ -444,6 +444,25 @@ static double owed_cross(const owed_ctx *c, double cross)
     return cross;
 }
 
+/* A pass over the items block by block: each block's rows on the pool,
+ * then each of the nv records' gather (pass 1 or 2); with `cross`, the odd term
+ * summed block after block in the sweep's order. At least one block, so
+ * that the last gather runs with no item. */
+static void owed_blocks(owed_ctx *c, size_t nitems, size_t nv, avi_pool_fn gather, double *cross)
+{
+    avi_model_pass *mp = c->mp;
+    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
+        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
+        block_at(c, j0, j1);
+        c->last = j1 == nitems;
+        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, c);
+        avi_pool_for(mp->pool, nv, 256, gather, c);
+        if (cross) *cross = owed_cross(c, *cross);
+        if (c->last) break;
+    }
+}
+
+
 /* avi_owed_apply's passes on mp's pool; -1: not possible here (serial). */
 static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double t, size_t nv, double *de)
 {
@@ -462,14 +481,7 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     memset(mp->rank, 0xff, mp->inc.np * sizeof *mp->rank);
     avi_pool_for(mp->pool, nitems, 256, owed_share_chunk, &c);
     avi_pool_for(mp->pool, nv, 256, owed_sort_chunk, &c);
-    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
-        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
-        block_at(&c, j0, j1);
-        c.last = j1 == nitems;
-        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
-        avi_pool_for(mp->pool, nv, 256, owed_gather1_chunk, &c);
-        if (c.last) break;
-    }
+    owed_blocks(&c, nitems, nv, owed_gather1_chunk, NULL);
     double de_pos = 0.0;
     for (size_t i = 0; i < nv; i++) {
         double q = s->V[i].inv_mass;
@@ -481,15 +493,7 @@ static int apply_on_pool(avi_model_pass *mp, const avi_owed *o, sweep *s, double
     memset(s->acc, 0, nv * sizeof *s->acc);
     s->pass = 2;
     double cross = 0.0;
-    for (size_t j0 = 0; j0 < nitems || j0 == 0; j0 += mp->block) {
-        size_t j1 = nitems - j0 > mp->block ? j0 + mp->block : nitems;
-        block_at(&c, j0, j1);
-        c.last = j1 == nitems;
-        avi_pool_for(mp->pool, j1 - j0, 64, owed_rows_chunk, &c);
-        avi_pool_for(mp->pool, nv, 256, owed_gather2_chunk, &c);
-        cross = owed_cross(&c, cross);
-        if (c.last) break;
-    }
+    owed_blocks(&c, nitems, nv, owed_gather2_chunk, &cross);
     *de = de_pos + cross;
     return 0;
 }

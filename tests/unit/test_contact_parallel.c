@@ -1,50 +1,15 @@
 /* The contact manager on a pool (issue 30): its runs split the broad phase
  * and the exact tests across the engine's workers and make the
- * activations in candidate order, so a run on 1, 2, 3, 4 or 8 threads,
+ * activations in candidate order, so a scene_run on 1, 2, 3, 4 or 8 threads,
  * with or without chaos seeds, leaves every vertex record, the stencil
  * table with its active layers, the potentials, the candidate lists and the
  * counters bitwise as the engine without a pool does. */
-#include "check_main.h"
-#include "avi/scene.h"
-#include "base/pool.h"
+#include "scene_run.h"
 #include "contact/contact_manager.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    avi_scene s;
-    avi_scene_bodies info;
-    avi_model *m;
-    avi_engine *e;
-} run;
-
-static void run_open(run *r, const char *scene, const char *const *ov, size_t nov, int threads, const char *seed)
-{
-    avi_error err = {0};
-    memset(r, 0, sizeof *r);
-    ck_assert_msg(avi_scene_load_builtin(scene, ov, nov, &r->s, &err) == AVI_OK, "%s", err.message);
-    ck_assert_msg(avi_scene_build(&r->s, &r->m, &r->info, &err) == AVI_OK, "%s", err.message);
-    r->e = avi_engine_create_for_scene(&r->s, &r->info, r->m, &err);
-    ck_assert_msg(r->e != NULL, "%s", err.message);
-    if (threads > 0) {
-        /* The pool reads the seed when it is created. */
-        if (seed) setenv("AVI_CHAOS_SEED", seed, 1);
-        else unsetenv("AVI_CHAOS_SEED");
-        ck_assert_int_eq(avi_engine_set_threads(r->e, threads), AVI_OK);
-        unsetenv("AVI_CHAOS_SEED");
-        ck_assert_int_eq(avi_pool_threads(avi_engine_pool(r->e)), threads);
-    }
-}
-
-static void run_close(run *r)
-{
-    avi_engine_destroy(r->e);
-    avi_model_destroy(r->m);
-    avi_scene_bodies_free(&r->info);
-    avi_scene_free(&r->s);
-}
 
 #define SAME(field, what) ck_assert_msg((a)->field == (b)->field, "%s: %s differs (%s)", ctx, what, #field)
 #define SAME_BITS(p, q, n, what) ck_assert_msg((n) == 0 || memcmp((p), (q), (n) * sizeof *(p)) == 0, "%s: %s differ", ctx, what)
@@ -75,7 +40,7 @@ static void same_potential(const avi_contact_potential *a, const avi_contact_pot
     SAME_BITS(&a->t0, &b->t0, 1, "potential t0");
 }
 
-/* Everything a manager run writes, and the vertex records and event
+/* Everything a manager scene_run writes, and the vertex records and event
  * counts it steers. */
 static void same_state(const avi_engine *ea, const avi_engine *eb, const char *ctx)
 {
@@ -120,17 +85,17 @@ static void check_scene(const char *scene, const char *const *ov, size_t nov, do
     static const char *seeds[] = {NULL, "1", "29", "4099"};
     /* Sanitizer runs (quick): 2, 3 and 8 threads, two seeds. */
     size_t nseeds = avi_test_quick() ? 2 : sizeof seeds / sizeof *seeds, c0 = avi_test_quick() ? 1 : 0;
-    run ref;
-    run_open(&ref, scene, ov, nov, 0, NULL);
+    scene_run ref;
+    scene_run_open(&ref, scene, ov, nov, 0, NULL);
     ck_assert_ptr_null(avi_engine_pool(ref.e));
-    run par[sizeof counts / sizeof *counts * sizeof seeds / sizeof *seeds];
+    scene_run par[sizeof counts / sizeof *counts * sizeof seeds / sizeof *seeds];
     size_t np = 0;
     int used[sizeof par / sizeof *par];
     for (size_t c = c0; c < sizeof counts / sizeof *counts; c++)
         for (size_t k = 0; k < nseeds; k++) {
             if (avi_test_quick() && counts[c] == 4) continue;
             used[np] = counts[c];
-            run_open(&par[np++], scene, ov, nov, counts[c], seeds[k]);
+            scene_run_open(&par[np++], scene, ov, nov, counts[c], seeds[k]);
         }
     for (int s = 1; s <= steps; s++) {
         double t = end * s / steps;
@@ -145,9 +110,9 @@ static void check_scene(const char *scene, const char *const *ov, size_t nov, do
     }
     /* The runs made real contact work. */
     const avi_contact_manager *cm = ref.e->contact;
-    for (size_t i = 0; i < np; i++) run_close(&par[i]);
+    for (size_t i = 0; i < np; i++) scene_run_close(&par[i]);
     if (!cm) {
-        run_close(&ref);
+        scene_run_close(&ref);
         return;
     }
     ck_assert_uint_gt(cm->runs, 10);
@@ -157,7 +122,7 @@ static void check_scene(const char *scene, const char *const *ov, size_t nov, do
     printf("%s: %llu manager runs, %llu list builds, %llu activations, %llu retirements, %zu candidates\n", scene,
            (unsigned long long)cm->runs, (unsigned long long)cm->coarse_builds, (unsigned long long)cm->activations,
            (unsigned long long)cm->retirements, cm->ncoarse_vf + cm->ncoarse_ee);
-    run_close(&ref);
+    scene_run_close(&ref);
 }
 
 START_TEST(test_two_spheres)

@@ -4,12 +4,9 @@
  * vertex record (auxiliary ones included), the event counts and the time
  * bitwise as the engine without a pool; so do runs with -0.0 coordinates
  * among the positions (a guard: ticks drifted member by member, which
- * would make them +0.0, must stay serial) and a run stopped on 3 threads
+ * would make them +0.0, must stay serial) and a scene_run stopped on 3 threads
  * and continued on 2. */
-#include "check_main.h"
-#include "avi/scene.h"
-#include "base/pool.h"
-#include "core/engine_internal.h"
+#include "scene_run.h"
 #include "core/group_tick.h"
 
 #include <math.h>
@@ -17,39 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    avi_scene s;
-    avi_scene_bodies info;
-    avi_model *m;
-    avi_engine *e;
-} run;
-
-static void run_open(run *r, const char *scene, const char *const *ov, size_t nov, int threads, const char *seed)
+/* scene_run_open, then ticks in the drift-all form whatever the L2 cache
+ * says (valgrind's differs), so that the parallel ones run everywhere. */
+static void run_open(scene_run *r, const char *scene, const char *const *ov, size_t nov, int threads, const char *seed)
 {
-    avi_error err = {0};
-    memset(r, 0, sizeof *r);
-    ck_assert_msg(avi_scene_load_builtin(scene, ov, nov, &r->s, &err) == AVI_OK, "%s", err.message);
-    ck_assert_msg(avi_scene_build(&r->s, &r->m, &r->info, &err) == AVI_OK, "%s", err.message);
-    r->e = avi_engine_create_for_scene(&r->s, &r->info, r->m, &err);
-    ck_assert_msg(r->e != NULL, "%s", err.message);
-    /* Ticks in the drift-all form whatever the L2 cache says (valgrind's
-     * differs), so that the parallel ones run everywhere. */
+    scene_run_open(r, scene, ov, nov, seed || threads > 1 ? threads : 0, seed);
     r->e->drift_all_max = UINT32_MAX;
-    if (seed) setenv("AVI_CHAOS_SEED", seed, 1);
-    else unsetenv("AVI_CHAOS_SEED");
-    ck_assert_int_eq(avi_engine_set_threads(r->e, threads), AVI_OK);
-    unsetenv("AVI_CHAOS_SEED");
 }
 
-static void run_close(run *r)
-{
-    avi_engine_destroy(r->e);
-    avi_model_destroy(r->m);
-    avi_scene_bodies_free(&r->info);
-    avi_scene_free(&r->s);
-}
-
-static void same(const run *a, const run *b, const char *ctx)
+static void same(const scene_run *a, const scene_run *b, const char *ctx)
 {
     size_t n = avi_model_record_count(a->m);
     ck_assert_uint_eq(n, avi_model_record_count(b->m));
@@ -63,7 +36,7 @@ static void same(const run *a, const run *b, const char *ctx)
 }
 
 /* Whether any parallel tick ran: the spans exist. */
-static int ran_parallel(const run *r) { return r->e->tick != NULL; }
+static int ran_parallel(const scene_run *r) { return r->e->tick != NULL; }
 
 /* Advances a and b to each of `stops` and compares after each. */
 static void compare(const char *scene, const char *const *ov, size_t nov, const double *stops, int nstops,
@@ -71,23 +44,23 @@ static void compare(const char *scene, const char *const *ov, size_t nov, const 
 {
     static const int threads[] = {1, 2, 3, 4, 8};
     static const char *const seeds[] = {NULL, "3", "1009"};
-    run ref;
+    scene_run ref;
     run_open(&ref, scene, ov, nov, 1, NULL);
     for (int s = 0; s < nstops; s++) ck_assert_int_eq(avi_engine_advance(ref.e, stops[s]), AVI_OK);
     for (size_t ti = 0; ti < sizeof threads / sizeof *threads; ti++)
         for (size_t si = 0; si < sizeof seeds / sizeof *seeds; si++) {
             if (threads[ti] == 1 && !seeds[si]) continue; /* the reference itself */
             if (getenv("AVI_TEST_QUICK") && (threads[ti] == 1 || threads[ti] >= 4 || si == 2)) continue;
-            run r;
+            scene_run r;
             run_open(&r, scene, ov, nov, threads[ti], seeds[si]);
             for (int s = 0; s < nstops; s++) ck_assert_int_eq(avi_engine_advance(r.e, stops[s]), AVI_OK);
             char ctx[128];
             snprintf(ctx, sizeof ctx, "%s, %d threads, seed %s", scene, threads[ti], seeds[si] ? seeds[si] : "none");
             same(&ref, &r, ctx);
             if (want_parallel) ck_assert_msg(ran_parallel(&r), "%s: no tick ran in parallel", ctx);
-            run_close(&r);
+            scene_run_close(&r);
         }
-    run_close(&ref);
+    scene_run_close(&ref);
 }
 
 /* A bar of 6 x 12 x 12 x 24 tets in few shapes: large groups. */
@@ -122,11 +95,11 @@ END_TEST
 START_TEST(test_negative_zero)
 {
     for (int member_drift = 0; member_drift < 2; member_drift++) {
-        run a, b;
+        scene_run a, b;
         run_open(&a, "bar", bar_ov, 3, 1, NULL);
         run_open(&b, "bar", bar_ov, 3, 2, NULL);
         size_t zeros = 0;
-        for (run *r = &a; r; r = r == &a ? &b : NULL) {
+        for (scene_run *r = &a; r; r = r == &a ? &b : NULL) {
             if (member_drift) r->e->drift_all_max = 0;
             /* The bar moved so that its lowest face lies at z = -0.0. */
             double lo = INFINITY;
@@ -147,8 +120,8 @@ START_TEST(test_negative_zero)
         ck_assert_int_eq(avi_engine_advance(a.e, 0.02), AVI_OK);
         ck_assert_int_eq(avi_engine_advance(b.e, 0.02), AVI_OK);
         same(&a, &b, member_drift ? "-0.0, member drift" : "-0.0");
-        run_close(&a);
-        run_close(&b);
+        scene_run_close(&a);
+        scene_run_close(&b);
     }
 }
 END_TEST
@@ -158,7 +131,7 @@ END_TEST
  * run. Resuming a checkpoint across counts: tests/cli/test_threads.sh. */
 START_TEST(test_stop_and_continue_across_counts)
 {
-    run ref, a;
+    scene_run ref, a;
     run_open(&ref, "bar", bar_ov, 3, 1, NULL);
     ck_assert_int_eq(avi_engine_advance(ref.e, 0.05), AVI_OK);
     run_open(&a, "bar", bar_ov, 3, 3, NULL);
@@ -171,8 +144,8 @@ START_TEST(test_stop_and_continue_across_counts)
     ck_assert_int_eq(avi_engine_set_threads(a.e, 2), AVI_OK);
     ck_assert_int_eq(avi_engine_advance(a.e, 0.05), AVI_OK);
     same(&ref, &a, "stopped on 3 threads, continued on 2");
-    run_close(&ref);
-    run_close(&a);
+    scene_run_close(&ref);
+    scene_run_close(&a);
 }
 END_TEST
 
