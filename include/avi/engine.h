@@ -162,6 +162,20 @@ double avi_snapshot_time(const avi_snapshot *snapshot);
 uint64_t avi_snapshot_events_total(const avi_snapshot *snapshot);
 /* The observation at the snapshot's time (uses the snapshot's scratch). */
 void avi_snapshot_observe(avi_snapshot *snapshot, avi_observation *out);
+/* A snapshot that skips the synchronization (on: 0): observing it leaves
+ * kinetic and total NaN and computes the rest bitwise as a synchronized
+ * one, without the clocks' three gradients per potential. For output rows
+ * that do not carry the synchronized pair (output.synchronized_every).
+ * Snapshots are synchronized when created; the setting holds for later
+ * avi_engine_snapshot calls. */
+void avi_snapshot_set_synchronized(avi_snapshot *snapshot, int on);
+/* output.synchronized_every's auto: the smallest N >= 1 for which the
+ * synchronized pair's gradients (three per elastic potential) at every
+ * N-th row of interval row_interval cost at most a tenth of the clocks'
+ * events between them (each potential's step as built, or the synchronous
+ * integrator's; 1 for integrators that owe no impulse), but at most
+ * end_time / row_interval / 100: a run keeps 100 such rows. */
+long long avi_synchronized_every(const avi_engine *engine, double row_interval, double end_time);
 /* Positions and velocities at the snapshot's time, as avi_engine_state_at. */
 void avi_snapshot_state(const avi_snapshot *snapshot, double *x, double *v);
 /* As avi_engine_describe_largest_energy, at the snapshot's time. */

@@ -11,7 +11,12 @@
  *   /connectivity/<body>_tetrahedra [K][4] int32 (only when the body has tetrahedra)
  *   /observables/<name>           step[T], time[T], value[T] or value[T][3]; every
  *                                 observable's step and time are hard links to
- *                                 kinetic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
+ *                                 kinetic_energy's, except with synchronized_every
+ *                                 N > 1: then kinetic_energy and total_energy have
+ *                                 their own step[S] and time[S] (total_energy's are
+ *                                 links to kinetic_energy's), the rows 0, N, 2N, ...
+ *                                 and any row off the energy grid, and the others'
+ *                                 are links to elastic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
  *                                 (attribute kinds) counts events per potential kind;
  *                                 friction_work (J) the energy friction impulses have
  *                                 removed since t = 0 (avi_observation.friction_work;
@@ -37,6 +42,8 @@
  *                                 refuses a checkpoint of another run),
  *                                 vertex_count, threads (int64: the threads the run,
  *                                 or its latest resume, used; 0 when not recorded),
+ *                                 synchronized_every (int64: rows per synchronized row, 1:
+ *                                 every row),
  *                                 time_step/{kind, min, max, count},
  *                                 completion (scalar string: while running, and in a
  *                                 file killed before it closed, fixed-length 64 bytes
@@ -116,6 +123,10 @@ typedef struct {
     const char *run_id;        /* /parameters/run_id: ties the file to its checkpoints
                                   (avi_run draws one per run; a resume keeps it) */
     int threads;               /* /parameters/threads: the engine's (0: not recorded) */
+    /* /parameters/synchronized_every: > 1: kinetic_energy and total_energy
+     * get their own step and time and only the rows written with
+     * synchronized set (avi_h5_write_row); 0 or 1: every row has them. */
+    long long synchronized_every;
 } avi_h5_layout;
 
 /* Every field 0 or NULL: no bodies, the sidecar next to the file, author
@@ -142,6 +153,10 @@ avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err);
  * written in blocks; avi_h5_flush writes whatever is pending. Does not
  * allocate. Returns AVI_OK, or a status on an I/O error (see avi_h5_error). */
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs);
+/* The same, with layout->synchronized_every > 1: kinetic_energy and
+ * total_energy get a row too only when `synchronized` is set (their value
+ * is ignored otherwise); with 0 or 1 every row has them. */
+int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs, int synchronized);
 
 /* Appends one frame: positions x and velocities v of all layout->vertex_count
  * vertices ([n][3] each), split per body. Written immediately (one chunk per

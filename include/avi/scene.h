@@ -188,6 +188,18 @@
  *                 default time.end / 1000 and time.end / 100;
  *                 checkpoint_every >= 0, default 0 (no checkpoints); each
  *                 interval at least time.end / 1e9
+ *                 synchronized_every: an integer >= 1 or auto (default):
+ *                 kinetic_energy and total_energy, the synchronized pair
+ *                 (docs/energy_observable.md), are written at every
+ *                 synchronized_every-th row (rows 0, N, 2N, ...) and at a
+ *                 row off the energy_every grid (a run's or evolve's end);
+ *                 every other observable at every row. auto: the
+ *                 smallest N for which their three gradients of every
+ *                 potential cost at most a tenth of the clocks' events
+ *                 between two such rows, but at most the rows over time.end
+ *                 / 100 (avi_synchronized_every); 1 where rows are sparse
+ *                 against the clocks; /parameters/synchronized_every holds
+ *                 the N a run used
  *                 max_energy_growth >= 0, default 100: the run fails (a
  *                 blow-up) when at an energy row |E - E0| exceeds this
  *                 many times the energy scale: kinetic + |elastic| +
@@ -372,6 +384,7 @@ typedef struct {
     double max_energy_growth; /* blow-up check; 0: off */
     double max_bytes;         /* refuse a run whose rows and frames need more */
     double max_checkpoints;   /* refuse a run that would write more checkpoints */
+    long long synchronized_every; /* rows per synchronized row; 0: auto (see the key reference above) */
 } avi_scene_output;
 
 /* Defaults of the up-front limits (see output.max_bytes, output.max_checkpoints

@@ -353,7 +353,8 @@ static void positions_at_pass(avi_model_pass *mp, const avi_vertex *V, size_t nv
  * (xt: their positions at t; dv and de: the velocity corrections to
  * t and the potential energy beyond V(xt) of the represented motion,
  * avi_engine_owed_velocity, for the synchronized kinetic and total
- * energies); contact terms and counts are the caller's. */
+ * energies; dv NULL: those two are NaN, the rest the same bits); contact
+ * terms and counts are the caller's. */
 static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_vertex *V, const double (*dv)[3],
                             double de, double t, double (*xt)[3], avi_observation *o)
 {
@@ -364,10 +365,11 @@ static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_ve
         double mass = m->mass[i], mv[3], r[3], vs[3], ms[3];
         v3_scale(mv, p->v, mass);
         ke_mid += 0.5 * v3_dot(mv, p->v);
-        /* the same rounding as the mid-step sum: equal bits when dv = 0 */
-        v3_add(vs, p->v, dv[i]);
-        v3_scale(ms, vs, mass);
-        ke += 0.5 * v3_dot(ms, vs);
+        if (dv) { /* the same rounding as the mid-step sum: equal bits when dv = 0 */
+            v3_add(vs, p->v, dv[i]);
+            v3_scale(ms, vs, mass);
+            ke += 0.5 * v3_dot(ms, vs);
+        }
         v3_add(P, P, mv);
         v3_cross(r, xt[i], mv);
         v3_add(L, L, r);
@@ -376,9 +378,11 @@ static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_ve
      * (model.h, avi_model_add_shell_mesh); no momentum. */
     for (size_t i = m->nv; i < avi_model_record_count(m); i++)
         if (V[i].inv_mass != 0.0) {
-            double w = V[i].v[0] + dv[i][0];
             ke_mid += 0.5 * V[i].v[0] * V[i].v[0] / V[i].inv_mass;
-            ke += 0.5 * w * w / V[i].inv_mass;
+            if (dv) {
+                double w = V[i].v[0] + dv[i][0];
+                ke += 0.5 * w * w / V[i].inv_mass;
+            }
         }
     double ext, elastic;
     if (!avi_model_pass_ready(mp, 0)) { /* every energy on the pool, summed as below */
@@ -390,11 +394,11 @@ static void observe_records(const avi_model *m, avi_model_pass *mp, const avi_ve
         ext = external_energy(m, (const double (*)[3])xt);
         elastic = avi_model_elastic_energy(m, (const double (*)[3])xt);
     }
-    o->kinetic = ke;
+    o->kinetic = dv ? ke : NAN;
     o->kinetic_midstep = ke_mid;
     o->elastic = elastic;
     o->external = ext;
-    o->total = o->kinetic + o->elastic + o->contact + o->external + de;
+    o->total = dv ? o->kinetic + o->elastic + o->contact + o->external + de : NAN;
     o->total_midstep = o->kinetic_midstep + o->elastic + o->contact + o->external;
     v3_copy(o->linear_momentum, P);
     v3_copy(o->angular_momentum, L);
@@ -444,6 +448,7 @@ struct avi_snapshot {
     avi_owed owed;      /* the clocks at the snapshot's time */
     double de;          /* the represented motion's potential energy beyond V(xt) */
     int applied;        /* dv holds the corrections (observed once already) */
+    int plain;          /* not synchronized (avi_snapshot_set_synchronized) */
     int observed;       /* obs holds the observation */
     avi_observation obs;
     avi_observation engine_side;
@@ -483,16 +488,19 @@ void avi_engine_snapshot(const avi_engine *e, double t, avi_snapshot *s)
     /* The clocks and the contact potentials' share need the queue and the
      * manager, which only the engine's thread may read; the elastic
      * gradients wait for avi_snapshot_observe. xt is scratch until then. */
-    positions_at(s->vert, avi_model_record_count(e->model), t, s->xt);
-    (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
     s->applied = 0;
     s->observed = 0;
+    if (s->plain) return;
+    positions_at(s->vert, avi_model_record_count(e->model), t, s->xt);
+    (void)avi_owed_take(e, t, (const double (*)[3])s->xt, &s->owed, s->dv); /* NaN when out of memory */
 }
 
 double avi_snapshot_time(const avi_snapshot *s) { return s->engine_side.time; }
 uint64_t avi_snapshot_events_total(const avi_snapshot *s) { return s->engine_side.events_total; }
 
 void avi_snapshot_set_pass(avi_snapshot *s, avi_model_pass *mp) { s->pass = mp; }
+
+void avi_snapshot_set_synchronized(avi_snapshot *s, int on) { s->plain = !on; }
 
 /* The observation, on mp's pool (NULL: this thread alone), kept: a second
  * call returns it (the same bits as a recomputation). */
@@ -501,6 +509,12 @@ static void snapshot_observe(avi_snapshot *s, avi_model_pass *mp)
     if (s->observed) return;
     avi_observation *o = &s->obs;
     *o = s->engine_side;
+    if (s->plain) {
+        positions_at_pass(mp, s->vert, avi_model_record_count(s->model), o->time, s->xt);
+        observe_records(s->model, mp, s->vert, NULL, 0.0, o->time, s->xt, o);
+        s->observed = 1;
+        return;
+    }
     if (!s->applied) {
         positions_at_pass(mp, s->vert, avi_model_record_count(s->model), o->time, s->xt);
         avi_owed_apply(s->model, mp, s->vert, &s->owed, o->time, (const double (*)[3])s->xt, s->dv, &s->de);

@@ -595,3 +595,39 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
     avi_owed_free(&o);
     return rc;
 }
+
+/* The synchronized pair's cost per row is three gradients of every elastic
+ * potential (avi_owed_apply's two passes); the run's, the clocks' events
+ * between rows, one gradient each. Rows denser than the clocks (sphere-plate:
+ * rows every 1 us, clocks 0.6-0.8 us) would spend most of the run there
+ * (bench/README.md, "Cost of accuracy"), so the pair is written every N-th
+ * row with N the smallest count for which its gradients are at most a
+ * tenth of the events between two such rows, but at most rows / 100, so
+ * that a run keeps 100 of them where rows are much denser than clocks
+ * (spring-chain: rows every 1 ms, springs every 50 ms). The steps are the
+ * model's (not the refined ones), so a resume computes the same N. */
+long long avi_synchronized_every(const avi_engine *e, double row_interval, double end_time)
+{
+    const avi_model *m = e->model;
+    double pots = 0.0, per_row = 0.0;
+    double h_sync = 0.0;
+    if (e->stepper->owed_clock) {
+        double t;
+        uint32_t n;
+        e->stepper->owed_clock(e, &t, &n, &h_sync);
+        if (h_sync <= 0.0) return 1; /* integrators that owe nothing (their state is on the grid) */
+    }
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
+        if (!(avi_kind_flags(k) & AVI_KIND_ELASTIC)) continue;
+        size_t np = avi_model_potential_count(m, (avi_kind)k);
+        pots += (double)np;
+        for (size_t i = 0; i < np; i++) {
+            double dt = h_sync > 0.0 ? h_sync : avi_kind_dt(k, avi_kind_record(m, k, i));
+            if (dt > 0.0) per_row += row_interval / dt;
+        }
+    }
+    if (!(pots > 0.0) || !(per_row > 0.0)) return 1;
+    double n = ceil(3.0 * pots / (0.1 * per_row)), most = floor(end_time / row_interval / 100.0);
+    if (n > most) n = most;
+    return n < 1.0 ? 1 : n > 1e9 ? 1000000000 : (long long)n;
+}

@@ -6,6 +6,7 @@
 #include "output/hdf5_init.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +52,64 @@ static long row_count(hid_t f, const char *path)
     return (long)dims[0];
 }
 
-/* Rows first .. first + n - 1 of the observables as observations (and
- * their steps), as the writer was given them. */
-static int read_observations(hid_t f, const char *name, size_t first, size_t n, avi_observation *obs, int64_t *step,
-                             avi_error *err)
+/* An int64 scalar of the file; 0 when absent or unreadable. */
+static long long read_int(hid_t f, const char *path)
 {
+    long long v = 0;
+    if (H5Lexists(f, "/parameters", H5P_DEFAULT) <= 0 || H5Lexists(f, path, H5P_DEFAULT) <= 0) return 0;
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    if (ds < 0) return 0;
+    if (H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) v = 0;
+    H5Dclose(ds);
+    return v;
+}
+
+/* kinetic_energy and total_energy of rows first .. first + n - 1 when they
+ * have their own rows (synchronized_every > 1): a row has them when its
+ * step and time are among those rows; the others get NaN, as the run gave
+ * the writer (avi_snapshot_set_synchronized), and sync[r] = 0. */
+static int read_synchronized(hid_t f, size_t n, const double *time, const int64_t *step, double *kin, double *tot,
+                             unsigned char *sync)
+{
+    long ns = row_count(f, "/observables/total_energy/value");
+    if (ns < 0 || row_count(f, "/observables/kinetic_energy/value") != ns ||
+        row_count(f, "/observables/total_energy/time") != ns || row_count(f, "/observables/total_energy/step") != ns)
+        return -1;
+    size_t m = ns ? (size_t)ns : 1;
+    double *st = malloc(m * sizeof *st), *sk = malloc(m * sizeof *sk), *sv = malloc(m * sizeof *sv);
+    int64_t *ss = malloc(m * sizeof *ss);
+    int rc = !st || !sk || !sv || !ss ? -1 : 0;
+    if (!rc && ns > 0 &&
+        (read_rows(f, "/observables/total_energy/time", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, st) ||
+         read_rows(f, "/observables/total_energy/step", H5T_NATIVE_INT64, 0, (size_t)ns, 1, ss) ||
+         read_rows(f, "/observables/kinetic_energy/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sk) ||
+         read_rows(f, "/observables/total_energy/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sv)))
+        rc = -1;
+    for (size_t r = 0; r < n && !rc; r++) {
+        size_t lo = 0, hi = (size_t)ns; /* the first synchronized row not before time[r] */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (st[mid] < time[r]) lo = mid + 1;
+            else hi = mid;
+        }
+        sync[r] = lo < (size_t)ns && st[lo] == time[r] && ss[lo] == step[r];
+        kin[r] = sync[r] ? sk[lo] : NAN;
+        tot[r] = sync[r] ? sv[lo] : NAN;
+    }
+    free(st);
+    free(sk);
+    free(sv);
+    free(ss);
+    return rc;
+}
+
+/* Rows first .. first + n - 1 of the observables as observations (and
+ * their steps and whether each has the synchronized pair), as the writer
+ * was given them. */
+static int read_observations(hid_t f, const char *name, size_t first, size_t n, avi_observation *obs, int64_t *step,
+                             unsigned char *sync, avi_error *err)
+{
+    int separate = read_int(f, "/parameters/synchronized_every") > 1;
     /* Each observable and what an output from before it existed stands in
      * for it with: REQUIRED, ZERO (no friction work was done) or the index
      * of another (the old energies were the mid-step ones). */
@@ -84,6 +138,7 @@ static int read_observations(hid_t f, const char *name, size_t first, size_t n, 
     if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
     char path[512];
     for (int k = 0; k < NSCALAR && !rc; k++) {
+        if (separate && (k == 0 || k == 4)) continue; /* below */
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k].name);
         int absent = scalars[k].absent;
         if (absent != REQUIRED && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
@@ -95,12 +150,15 @@ static int read_observations(hid_t f, const char *name, size_t first, size_t n, 
     }
     if (!rc && (read_rows(f, "/observables/linear_momentum/value", H5T_NATIVE_DOUBLE, first, n, 3, lin) ||
                 read_rows(f, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, first, n, 3, ang) ||
-                read_rows(f, "/observables/kinetic_energy/time", H5T_NATIVE_DOUBLE, first, n, 1, time) ||
-                read_rows(f, "/observables/kinetic_energy/step", H5T_NATIVE_INT64, first, n, 1, step) ||
+                read_rows(f, "/observables/events/time", H5T_NATIVE_DOUBLE, first, n, 1, time) ||
+                read_rows(f, "/observables/events/step", H5T_NATIVE_INT64, first, n, 1, step) ||
                 read_rows(f, "/observables/events/value", H5T_NATIVE_INT64, first, n, 1, events) ||
                 read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, first, n, 1, active) ||
                 read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, first, n, AVI_KIND_COUNT, by_kind)))
         rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the observables", name);
+    if (!rc && separate && read_synchronized(f, n, time, step, sc[0], sc[4], sync))
+        rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the synchronized energies", name);
+    if (!rc && !separate) memset(sync, 1, n);
     for (size_t r = 0; r < n && !rc; r++) {
         avi_observation *o = &obs[r];
         memset(o, 0, sizeof *o);
@@ -142,18 +200,20 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     const char *name = avi_h5_path(w);
     if (f < 0) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open the earlier output to continue it (corrupt?)", name);
     int rc = 0;
-    long have_rows = row_count(f, "/observables/kinetic_energy/value");
+    long have_rows = row_count(f, "/observables/events/value");
     if (have_rows < (long)rows) rc = avi_error_set(err, AVI_ERR_INPUT, "%s: has %ld rows, its checkpoint needs %zu (truncated, or not the output of this checkpoint)", name, have_rows < 0 ? 0 : have_rows, rows);
 
     /* Rows, then frames. */
     avi_observation *obs = rc ? NULL : malloc((rows ? rows : 1) * sizeof *obs);
     int64_t *step = rc ? NULL : malloc((rows ? rows : 1) * sizeof *step);
-    if (!rc && (!obs || !step)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
-    if (!rc) rc = read_observations(f, name, 0, rows, obs, step, err);
+    unsigned char *sync = rc ? NULL : malloc(rows ? rows : 1);
+    if (!rc && (!obs || !step || !sync)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
+    if (!rc) rc = read_observations(f, name, 0, rows, obs, step, sync, err);
     for (size_t r = 0; r < rows && !rc; r++)
-        if (avi_h5_write_observation(w, step[r], &obs[r])) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
+        if (avi_h5_write_row(w, step[r], &obs[r], sync[r])) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     free(obs);
     free(step);
+    free(sync);
     char path[512];
 
     /* Frames: every body's hyperslab k into one all-vertex array. */
@@ -219,7 +279,7 @@ int avi_h5_read_row_digest(const char *path, const char *name, size_t row, size_
     avi_hdf5_init();
     hid_t f = avi_hdf5_open_output(path);
     if (f < 0) return avi_error_set(err, AVI_ERR_INPUT, "%s: cannot open the output (not an HDF5 file, or corrupt)", name);
-    long nr = row_count(f, "/observables/kinetic_energy/value");
+    long nr = row_count(f, "/observables/events/value");
     *rows = nr > 0 ? (size_t)nr : 0;
     *frames = 0;
     /* The first body's frame count: every body has as many. */
@@ -237,10 +297,22 @@ int avi_h5_read_row_digest(const char *path, const char *name, size_t row, size_
     if (row < *rows) {
         avi_observation o;
         int64_t step = 0;
-        rc = read_observations(f, name, row, 1, &o, &step, err);
+        unsigned char sync;
+        rc = read_observations(f, name, row, 1, &o, &step, &sync, err);
         if (!rc && avi_h5_row_digest(step, &o, digest)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
     }
     H5Eclear2(H5E_DEFAULT);
     H5Fclose(f);
     return rc;
+}
+
+long long avi_h5_read_synchronized_every(const char *path)
+{
+    avi_hdf5_init();
+    hid_t f = avi_hdf5_open_output(path);
+    if (f < 0) return 0;
+    long long n = read_int(f, "/parameters/synchronized_every");
+    H5Eclear2(H5E_DEFAULT);
+    H5Fclose(f);
+    return n > 0 ? n : 1;
 }

@@ -8,7 +8,8 @@
  * (3 each), then events, active_contact_potentials and events_by_kind
  * (AVI_KIND_COUNT) as int64: every value of the row and nothing else, so
  * the row computed in memory and the row read back from the file give the
- * same digest. */
+ * same digest. A row without the synchronized pair (synchronized_every)
+ * has NaN (C's NAN) for kinetic and total on both sides. */
 #ifndef AVI_H5_ROW_DIGEST_H
 #define AVI_H5_ROW_DIGEST_H
 
@@ -29,5 +30,9 @@ int avi_h5_recent_row_digest(const avi_h5_writer *w, size_t row, unsigned char d
  * knows it) when the file cannot be opened or read. */
 int avi_h5_read_row_digest(const char *path, const char *name, size_t row, size_t *rows, size_t *frames,
                            unsigned char digest[AVI_SHA256_LEN], avi_error *err);
+
+/* /parameters/synchronized_every of an output file: 1 when the file
+ * predates it (every row synchronized), 0 when it cannot be opened. */
+long long avi_h5_read_synchronized_every(const char *path);
 
 #endif

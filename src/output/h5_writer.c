@@ -62,6 +62,9 @@ static const struct {
     {"total_energy_midstep", 1, 0, "J"},
 };
 
+/* The synchronized pair: written at every synchronized_every-th row. */
+static int obs_synchronized(int o) { return o == OBS_KINETIC || o == OBS_TOTAL; }
+
 typedef struct {
     hid_t step, time, position, velocity;
     size_t first, count;
@@ -90,20 +93,28 @@ struct avi_h5_writer {
     body_sets *sets;
     size_t vertex_count;
 
-    hid_t obs_step, obs_time, obs_value[OBS_N], completion;
-    size_t rows_written, rows_pending;
+    /* Two sets of rows, each with its step and time: every row (0) and the
+     * synchronized ones (1: kinetic_energy and total_energy), one set when
+     * every row is synchronized (synchronized_every 1). */
+    long long sync_every;
+    hid_t obs_step[2], obs_time[2], obs_value[OBS_N], completion;
+    size_t rows_written, rows_pending;         /* set 0 */
+    size_t sync_written, sync_pending;         /* set 1 */
     /* The last RECENT rows given (row k in slot k % RECENT), for their
      * digests: a checkpoint records the row its observers' count ends at,
      * which a final row off the energy grid may follow. */
     avi_observation recent[4];
     int64_t recent_step[4];
-    int64_t row_step[ROWS];
-    double row_time[ROWS];
+    int64_t row_step[2][ROWS];
+    double row_time[2][ROWS];
     cell *row_value[OBS_N]; /* [ROWS * width] each */
 
     size_t frames, frames_in_xdmf, frame_cap;
     double *frame_times;
 };
+
+/* The set of rows an observable is written in (struct avi_h5_writer). */
+static int obs_set(const avi_h5_writer *w, int o) { return w->sync_every > 1 && obs_synchronized(o); }
 
 /* ------------------------------------------------------------------ errors */
 
@@ -566,15 +577,17 @@ static int write_observables(avi_h5_writer *w)
             rc = -1;
             break;
         }
-        if (o == 0) {
-            w->obs_step = series(w, g, "step", H5T_STD_I64LE, 1, NULL, ROWS, "1");
-            w->obs_time = series(w, g, "time", H5T_IEEE_F64LE, 1, NULL, ROWS, "s");
-            if (w->obs_step < 0 || w->obs_time < 0) rc = -1;
-            else if (H5DSset_scale(w->obs_time, "time") < 0 || H5DSattach_scale(w->obs_step, w->obs_time, 0) < 0)
+        int set = obs_set(w, o);
+        if (w->obs_step[set] == 0) { /* the set's first observable holds its step and time */
+            w->obs_step[set] = series(w, g, "step", H5T_STD_I64LE, 1, NULL, ROWS, "1");
+            w->obs_time[set] = series(w, g, "time", H5T_IEEE_F64LE, 1, NULL, ROWS, "s");
+            if (w->obs_step[set] < 0 || w->obs_time[set] < 0) rc = -1;
+            else if (H5DSset_scale(w->obs_time[set], "time") < 0 ||
+                     H5DSattach_scale(w->obs_step[set], w->obs_time[set], 0) < 0)
                 rc = fail(w, AVI_ERR_RUN, "making /observables/%s/time a dimension scale failed", OBS[o].name);
-        } else if (H5Lcreate_hard(w->obs_step, ".", g, "step", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-                   H5Lcreate_hard(w->obs_time, ".", g, "time", H5P_DEFAULT, H5P_DEFAULT) < 0) {
-            /* All observables are sampled together: one step and time, shared. */
+        } else if (H5Lcreate_hard(w->obs_step[set], ".", g, "step", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+                   H5Lcreate_hard(w->obs_time[set], ".", g, "time", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+            /* The observables of a set are sampled together: one step and time, shared. */
             rc = fail(w, AVI_ERR_RUN, "linking /observables/%s/{step,time} failed", OBS[o].name);
         }
         if (rc == 0) {
@@ -582,7 +595,7 @@ static int write_observables(avi_h5_writer *w)
             w->obs_value[o] = series(w, g, "value", OBS[o].integer ? H5T_STD_I64LE : H5T_IEEE_F64LE,
                                      width > 1 ? 2 : 1, &width, ROWS, OBS[o].unit);
             if (w->obs_value[o] < 0) rc = -1;
-            else if (H5DSattach_scale(w->obs_value[o], w->obs_time, 0) < 0)
+            else if (H5DSattach_scale(w->obs_value[o], w->obs_time[set], 0) < 0)
                 rc = fail(w, AVI_ERR_RUN, "attaching the time scale of /observables/%s failed", OBS[o].name);
         }
         if (rc == 0 && o == OBS_EVENTS_BY_KIND) {
@@ -635,6 +648,8 @@ static int write_parameters(avi_h5_writer *w, const avi_h5_layout *L)
     if (rc == 0) rc = double_dataset(w, pg, "energy_every", L->energy_every, "s");
     if (rc == 0) rc = double_dataset(w, pg, "frame_every", L->frame_every, "s");
     if (rc == 0) rc = fixed_dataset(w, pg, "vertex_count", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &nv, "1");
+    int64_t ns = L->synchronized_every > 1 ? (int64_t)L->synchronized_every : 1;
+    if (rc == 0) rc = fixed_dataset(w, pg, "synchronized_every", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &ns, "1");
     int64_t nt = (int64_t)L->threads;
     if (rc == 0) rc = fixed_dataset(w, pg, "threads", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &nt, "1");
 
@@ -691,8 +706,10 @@ static void close_handles(avi_h5_writer *w)
         close_dataset(&w->sets[b].velocity);
     }
     for (int o = 0; o < OBS_N; o++) close_dataset(&w->obs_value[o]);
-    close_dataset(&w->obs_step);
-    close_dataset(&w->obs_time);
+    for (int s = 0; s < 2; s++) {
+        close_dataset(&w->obs_step[s]);
+        close_dataset(&w->obs_time[s]);
+    }
     close_dataset(&w->completion);
 }
 
@@ -728,6 +745,7 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
     if (check_layout(w, L)) return -1;
     w->body_count = L->body_count;
     w->vertex_count = L->vertex_count;
+    w->sync_every = L->synchronized_every;
     w->bodies = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->bodies);
     w->sets = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->sets);
     if (!w->bodies || !w->sets) return fail(w, AVI_ERR_RUN, "out of memory");
@@ -845,36 +863,57 @@ avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err)
 
 /* ---------------------------------------------------------------- writing */
 
-static int write_rows(avi_h5_writer *w)
+static int write_set(avi_h5_writer *w, int set)
 {
-    size_t n = w->rows_pending, old = w->rows_written;
+    size_t *pending = set ? &w->sync_pending : &w->rows_pending, *written = set ? &w->sync_written : &w->rows_written;
+    size_t n = *pending, old = *written;
     if (n == 0) return 0;
-    if (append(w, w->obs_step, H5T_NATIVE_INT64, 1, 0, old, n, w->row_step, "/observables step") ||
-        append(w, w->obs_time, H5T_NATIVE_DOUBLE, 1, 0, old, n, w->row_time, "/observables time"))
+    if (append(w, w->obs_step[set], H5T_NATIVE_INT64, 1, 0, old, n, w->row_step[set], "/observables step") ||
+        append(w, w->obs_time[set], H5T_NATIVE_DOUBLE, 1, 0, old, n, w->row_time[set], "/observables time"))
         return w->err.status;
     for (int o = 0; o < OBS_N; o++)
-        if (append(w, w->obs_value[o], OBS[o].integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, OBS[o].width > 1 ? 2 : 1,
+        if (obs_set(w, o) == set &&
+            append(w, w->obs_value[o], OBS[o].integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, OBS[o].width > 1 ? 2 : 1,
                    (hsize_t)OBS[o].width, old, n, w->row_value[o], OBS[o].name))
             return w->err.status;
-    w->rows_written += n;
-    w->rows_pending = 0;
+    *written += n;
+    *pending = 0;
     return 0;
 }
 
+static int write_rows(avi_h5_writer *w)
+{
+    return write_set(w, 0) || write_set(w, 1) ? w->err.status : 0;
+}
+
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs)
+{
+    return avi_h5_write_row(w, step, obs, 1);
+}
+
+int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs, int synchronized)
 {
     if (!w) return AVI_ERR_INPUT;
     avi_hdf5_init(); /* this thread may not be the one that created w */
     if (w->failed) return w->err.status;
     size_t r = w->rows_pending;
-    w->row_step[r] = step;
-    w->row_time[r] = obs->time;
+    w->row_step[0][r] = step;
+    w->row_time[0][r] = obs->time;
     cell **c = w->row_value;
-    c[OBS_KINETIC][r].d = obs->kinetic;
+    if (w->sync_every > 1 && synchronized) { /* the pair's own rows */
+        size_t q = w->sync_pending;
+        w->row_step[1][q] = step;
+        w->row_time[1][q] = obs->time;
+        c[OBS_KINETIC][q].d = obs->kinetic;
+        c[OBS_TOTAL][q].d = obs->total;
+        w->sync_pending++;
+    } else if (w->sync_every <= 1) {
+        c[OBS_KINETIC][r].d = obs->kinetic;
+        c[OBS_TOTAL][r].d = obs->total;
+    }
     c[OBS_ELASTIC][r].d = obs->elastic;
     c[OBS_CONTACT][r].d = obs->contact;
     c[OBS_EXTERNAL][r].d = obs->external;
-    c[OBS_TOTAL][r].d = obs->total;
     c[OBS_KINETIC_MIDSTEP][r].d = obs->kinetic_midstep;
     c[OBS_TOTAL_MIDSTEP][r].d = obs->total_midstep;
     for (int k = 0; k < 3; k++) {
@@ -890,7 +929,7 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
     w->recent[k] = *obs;
     w->recent_step[k] = step;
     w->rows_pending++;
-    return w->rows_pending == ROWS ? write_rows(w) : 0;
+    return w->rows_pending == ROWS || w->sync_pending == ROWS ? write_rows(w) : 0;
 }
 
 int avi_h5_write_frame(avi_h5_writer *w, int64_t step, double time, const double (*x)[3], const double (*v)[3])

@@ -16,7 +16,9 @@ typedef struct {
 
 void avi_blow_up_init(avi_blow_up *b, const avi_scene *scene);
 
-/* Checks a row's observation `o` of snapshot `snap`; the first call sets
+/* Checks a row's observation `o` of snapshot `snap`, a row with the
+ * synchronized total (output.synchronized_every: the run checks those
+ * rows only, N rows apart at most); the first call sets
  * E0 and the scale (x: scratch for the model's vertex positions). 0, or
  * AVI_ERR_RUN with b->message naming the time, the energies and the
  * largest potential energy. */

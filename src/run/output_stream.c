@@ -46,7 +46,7 @@ static void prepare_chunk(void *ctx, size_t b, size_t e, int worker)
     const batch_ctx *c = ctx;
     for (size_t j = b; j < e; j++) {
         stream_item *it = &c->s->ring[(c->first + j) % (uint64_t)c->s->nslot];
-        if (c->s->observed & (1u << it->kind)) avi_snapshot_prepare(it->snapshot);
+        if (c->s->observed & (1u << (it->kind & AVI_STREAM_KIND))) avi_snapshot_prepare(it->snapshot);
     }
 }
 
@@ -156,6 +156,7 @@ int avi_output_stream_push(avi_output_stream *s, const avi_engine *e, double t, 
 {
     if (!s->threaded) {
         if (s->status) return s->status;
+        avi_snapshot_set_synchronized(s->ring[0].snapshot, !(kind & AVI_STREAM_PLAIN));
         avi_engine_snapshot(e, t, s->ring[0].snapshot);
         s->status = s->fn(s->user, kind, s->ring[0].snapshot, 0);
         return s->status;
@@ -167,6 +168,7 @@ int avi_output_stream_push(avi_output_stream *s, const avi_engine *e, double t, 
     if (status) return status;
     /* The slot at head is free: the worker only reads slots in [tail, head). */
     stream_item *it = &s->ring[s->head % (uint64_t)s->nslot];
+    avi_snapshot_set_synchronized(it->snapshot, !(kind & AVI_STREAM_PLAIN));
     avi_engine_snapshot(e, t, it->snapshot);
     it->kind = kind;
     pthread_mutex_lock(&s->lock);

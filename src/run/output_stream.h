@@ -52,6 +52,12 @@ avi_output_stream *avi_output_stream_create(const avi_model *model, int slots, i
 /* The number of snapshots the stream may hold in flight. */
 int avi_output_stream_slots(const avi_output_stream *stream);
 
+/* Item kinds are 0..AVI_STREAM_KIND; a kind with AVI_STREAM_PLAIN added
+ * takes its snapshot without the synchronization (avi_snapshot_set_synchronized),
+ * and the handler gets the kind with the flag. */
+#define AVI_STREAM_KIND 0xff
+#define AVI_STREAM_PLAIN 0x100
+
 /* Snapshots the engine at t and queues it; blocks only while every slot is
  * in use. Returns 0, or the status of an earlier failed item. */
 int avi_output_stream_push(avi_output_stream *stream, const avi_engine *engine, double t, int kind);

@@ -51,6 +51,7 @@ struct avi_run {
     double wall_start;
     int io_failed;
     int threads;               /* the engine's: option, scene key or default */
+    long long sync_every;      /* rows per row with the synchronized pair (output.synchronized_every) */
     char run_id[AVI_RUN_ID_SIZE]; /* ties the output and its checkpoints */
     char checkpoint[4096];     /* checkpoint path */
     avi_checkpoint_info ckpt;
@@ -105,15 +106,15 @@ enum { ITEM_ROW, ITEM_FRAME };
  * computed from a snapshot and written on the output stream's thread, each
  * flushed at once, so a killed run keeps every row up to its last
  * interval. */
-static int write_row(avi_run *r, avi_snapshot *snap, int flush)
+static int write_row(avi_run *r, avi_snapshot *snap, int flush, int synchronized)
 {
     avi_observation o;
     avi_snapshot_observe(snap, &o);
-    if (avi_h5_write_observation(r->writer, (int64_t)o.events_total, &o) || (flush && avi_h5_flush(r->writer))) {
+    if (avi_h5_write_row(r->writer, (int64_t)o.events_total, &o, synchronized) || (flush && avi_h5_flush(r->writer))) {
         r->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    if (avi_blow_up_check(&r->blow_up, r->model, snap, &o, r->x)) {
+    if (synchronized && avi_blow_up_check(&r->blow_up, r->model, snap, &o, r->x)) {
         r->blew_up = 1;
         return AVI_ERR_RUN;
     }
@@ -137,15 +138,28 @@ static int write_frame(avi_run *r, avi_snapshot *snap, int flush)
  * then the last of them flushes. */
 static int write_item(void *user, int kind, avi_snapshot *snap, int queued)
 {
-    return kind == ITEM_ROW ? write_row(user, snap, queued == 0) : write_frame(user, snap, queued == 0);
+    if ((kind & AVI_STREAM_KIND) == ITEM_FRAME) return write_frame(user, snap, queued == 0);
+    return write_row(user, snap, queued == 0, !(kind & AVI_STREAM_PLAIN));
 }
 
 /* ------------------------------------------------------------- observers */
 
+/* Whether the row at t carries the synchronized pair: rows 0, N, 2N, ...
+ * of the energy grid (the engine calls observers at k * interval), a row
+ * off the grid (a run's or an evolve's end) and the row at the end time. */
+static int row_synchronized(const avi_run *r, double t)
+{
+    if (r->sync_every <= 1) return 1;
+    double every = r->scene->output.energy_every, k = nearbyint(t / every);
+    if (k * every != t || t >= r->end_time) return 1;
+    return fmod(k, (double)r->sync_every) == 0.0;
+}
+
 static int energy_observer(const avi_engine *e, double t, void *user)
 {
     avi_run *r = user;
-    if (avi_output_stream_push(r->stream, e, t, ITEM_ROW)) return AVI_ERR_RUN;
+    if (avi_output_stream_push(r->stream, e, t, ITEM_ROW | (row_synchronized(r, t) ? 0 : AVI_STREAM_PLAIN)))
+        return AVI_ERR_RUN;
     draw_progress(r, t, 0);
     return 0;
 }
@@ -350,6 +364,12 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     r->ckpt.inputs = resume ? &r->meta.inputs : &r->inputs;
     size_t keep_rows = 0, keep_frames = 0;
     if (resume && (rc = restore(r, resume, &keep_rows, &keep_frames, err))) return rc;
+    /* The scene's count, else the one the output being continued used
+     * (auto's rule may change between versions), else auto's. */
+    r->sync_every = scene->output.synchronized_every;
+    if (r->sync_every <= 0 && resume) r->sync_every = avi_h5_read_synchronized_every(r->files.path[AVI_OUT_ASIDE]);
+    if (r->sync_every <= 0) r->sync_every = avi_synchronized_every(r->engine, scene->output.energy_every, scene->end_time);
+    r->so.layout.synchronized_every = r->sync_every;
     if ((rc = set_provenance(r, opt, resume != NULL, err))) return rc;
     r->writer = avi_h5_create(&r->so.layout, err);
     if (!r->writer) return err->status = AVI_ERR_RUN;

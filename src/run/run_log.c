@@ -71,8 +71,11 @@ void avi_run_log_banner(const avi_run_log *lg, FILE *f, const avi_h5_layout *L, 
         if (L->potential_count[k])
             fprintf(f, "avi:   %-8s %zu potentials, dt %.3g s to %.3g s\n", avi_kind_name((avi_kind)k),
                     L->potential_count[k], L->dt_min[k], L->dt_max[k]);
-    fprintf(f, "avi:   output %s: %.0f rows (every %g s), %.0f frames (every %g s), %.0f checkpoint%s, about %s\n",
-            L->path, rows, L->energy_every, frames, L->frame_every, ckpt + 1.0, ckpt > 0.0 ? "s" : "", size);
+    char sync[64] = "";
+    if (L->synchronized_every > 1)
+        snprintf(sync, sizeof sync, "; total and kinetic energy every %lld", L->synchronized_every);
+    fprintf(f, "avi:   output %s: %.0f rows (every %g s%s), %.0f frames (every %g s), %.0f checkpoint%s, about %s\n",
+            L->path, rows, L->energy_every, sync, frames, L->frame_every, ckpt + 1.0, ckpt > 0.0 ? "s" : "", size);
     fflush(f);
 }
 

@@ -335,6 +335,9 @@ char *avi_scene_emit(const avi_scene *s)
     sb_num(&b, s->output.frame_every);
     sb_printf(&b, ", checkpoint_every: ");
     sb_num(&b, s->output.checkpoint_every);
+    /* auto is not written: the resolved text of every scene from before
+     * the key is unchanged (/parameters/synchronized_every has the N used). */
+    if (s->output.synchronized_every > 0) sb_printf(&b, ", synchronized_every: %lld", s->output.synchronized_every);
     sb_printf(&b, ", max_energy_growth: ");
     sb_num(&b, s->output.max_energy_growth);
     sb_printf(&b, ", max_bytes: ");

@@ -1070,6 +1070,7 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
     o->max_energy_growth = 100.0;
     o->max_bytes = AVI_SCENE_MAX_BYTES;
     o->max_checkpoints = AVI_SCENE_MAX_CHECKPOINTS;
+    o->synchronized_every = 0;
     if (mapping(c, root, "", "output", 0, &m)) return AVI_ERR_INPUT;
     if (m) {
         if (check_keys(c, m, "output", avi_scene_schema_keys("output"))) return AVI_ERR_INPUT;
@@ -1090,6 +1091,14 @@ static int load_output(vctx *c, const ynode *root, avi_scene *s)
             if (i < 2 && s->end_time / *vals[i] > 1e9)
                 return vfail(c, map_get(m, keys[i]), path, "%g gives more than 1e9 outputs over time.end %g",
                              *vals[i], s->end_time);
+        }
+        const ynode *se = map_get(m, "synchronized_every");
+        if (se && !(se->kind == YN_SCALAR && se->plain && strcmp(se->str, "auto") == 0)) {
+            long long x;
+            if (se->kind != YN_SCALAR || parse_number(se, &(double){0}))
+                return expected(c, se, "output.synchronized_every", "auto or an integer");
+            if (node_int(c, se, "output.synchronized_every", 1, 1000000000, &x)) return AVI_ERR_INPUT;
+            o->synchronized_every = x;
         }
         /* Each checkpoint is the whole state, written and synced to disk. */
         double n = o->checkpoint_every > 0.0 ? floor(s->end_time / o->checkpoint_every) + 1.0 : 0.0;

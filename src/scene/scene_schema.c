@@ -31,7 +31,7 @@ static const struct {
     {"bodies.#.time_step", "fixed"},
     {"contact", "enabled thickness inner_thickness stiffness layers friction"},
     {"parallel", "threads"},
-    {"output", "file energy_every frame_every checkpoint_every max_energy_growth max_bytes max_checkpoints"},
+    {"output", "file energy_every frame_every checkpoint_every synchronized_every max_energy_growth max_bytes max_checkpoints"},
 };
 
 /* The keys of time_step.per_kind: the kinds' names (their descriptors),
