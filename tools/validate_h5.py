@@ -41,6 +41,7 @@ CORNER_SCALES = ("triangle_corner", "tetrahedron_corner")
 PARAMETER_TEXT = ["scene", "scene_resolved", "scene_name", "integrator", "program_version",
                   "command_line", "started", "host", "build", "resumed", "run_id"]
 PARAMETER_SECONDS = ["end_time", "energy_every", "frame_every"]
+SYNCHRONIZED = {"kinetic_energy", "total_energy", "friction_work"}
 
 
 def text(value):
@@ -271,16 +272,37 @@ class Checker:
         g = self.get("/observables", "group")
         if g is None:
             return
-        rows = set()
+        # output.synchronized_every N > 1: the synchronized energies and the
+        # friction work have rows of their own (rows 0, N, 2N, ... and any
+        # row off the energy grid), a subset of the others'.
+        p = self.f.get("/parameters/synchronized_every")
+        every = int(p[()]) if isinstance(p, h5py.Dataset) and p.shape == () else 1
+        if every < 1:
+            self.problem(f"/parameters/synchronized_every: {every}, not a row count >= 1")
+        rows = {False: set(), True: set()}
+        axis = {}
         for name, (width, integer, unit) in OBSERVABLES.items():
             og = self.get(f"/observables/{name}", "group")
             if og is None:
                 continue
+            synced = every > 1 and name in SYNCHRONIZED
             r, _ = self.time_series(og, width, integer, unit, (1024, 4096))
             if r is not None:
-                rows.add(r)
-        if len(rows) > 1:
-            self.problem(f"/observables: series have different lengths {sorted(rows)}")
+                rows[synced].add(r)
+                axis.setdefault(synced, og)
+        for synced, lengths in rows.items():
+            if len(lengths) > 1:
+                self.problem(f"/observables: {'synchronized ' if synced else ''}series have different lengths "
+                             f"{sorted(lengths)}")
+        if every > 1 and True in axis and False in axis:
+            st, ss = axis[True]["time"][()], axis[True]["step"][()]
+            rt, rs = axis[False]["time"][()], axis[False]["step"][()]
+            at = np.searchsorted(rt, st)
+            if (at >= len(rt)).any() or not np.array_equal(rt[np.minimum(at, len(rt) - 1)], st) or \
+                    not np.array_equal(rs[np.minimum(at, len(rs) - 1)], ss):
+                self.problem(f"{axis[True].name}: synchronized rows that are not rows of the other observables")
+            elif len(rt) and len(st) < -(-len(rt) // every) - 1:
+                self.problem(f"{axis[True].name}: {len(st)} synchronized rows for {len(rt)} rows at every {every}")
         ek = g.get("events_by_kind/value")
         if isinstance(ek, h5py.Dataset):
             kinds = ek.attrs.get("kinds")
@@ -312,6 +334,10 @@ class Checker:
                 self.dtype(ds, "f")
                 self.units(ds, "s")
         ds = self.get("/parameters/vertex_count", "dataset")
+        if ds is not None:
+            self.dtype(ds, "i")
+            self.units(ds, "1")
+        ds = self.get("/parameters/synchronized_every", "dataset") if "synchronized_every" in g else None
         if ds is not None:
             self.dtype(ds, "i")
             self.units(ds, "1")

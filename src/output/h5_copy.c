@@ -64,12 +64,12 @@ static long long read_int(hid_t f, const char *path)
     return v;
 }
 
-/* kinetic_energy and total_energy of rows first .. first + n - 1 when they
- * have their own rows (synchronized_every > 1): a row has them when its
+/* kinetic_energy, total_energy and friction_work of rows first .. first +
+ * n - 1 when they have their own rows (synchronized_every > 1): a row has them when its
  * step and time are among those rows; the others get NaN, as the run gave
  * the writer (avi_snapshot_set_synchronized), and sync[r] = 0. */
 static int read_synchronized(hid_t f, size_t n, const double *time, const int64_t *step, double *kin, double *tot,
-                             unsigned char *sync)
+                             double *work, unsigned char *sync)
 {
     long ns = row_count(f, "/observables/total_energy/value");
     if (ns < 0 || row_count(f, "/observables/kinetic_energy/value") != ns ||
@@ -77,13 +77,15 @@ static int read_synchronized(hid_t f, size_t n, const double *time, const int64_
         return -1;
     size_t m = ns ? (size_t)ns : 1;
     double *st = malloc(m * sizeof *st), *sk = malloc(m * sizeof *sk), *sv = malloc(m * sizeof *sv);
+    double *sw = malloc(m * sizeof *sw);
     int64_t *ss = malloc(m * sizeof *ss);
-    int rc = !st || !sk || !sv || !ss ? -1 : 0;
+    int rc = !st || !sk || !sv || !sw || !ss || row_count(f, "/observables/friction_work/value") != ns ? -1 : 0;
     if (!rc && ns > 0 &&
         (read_rows(f, "/observables/total_energy/time", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, st) ||
          read_rows(f, "/observables/total_energy/step", H5T_NATIVE_INT64, 0, (size_t)ns, 1, ss) ||
          read_rows(f, "/observables/kinetic_energy/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sk) ||
-         read_rows(f, "/observables/total_energy/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sv)))
+         read_rows(f, "/observables/total_energy/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sv) ||
+         read_rows(f, "/observables/friction_work/value", H5T_NATIVE_DOUBLE, 0, (size_t)ns, 1, sw)))
         rc = -1;
     for (size_t r = 0; r < n && !rc; r++) {
         size_t lo = 0, hi = (size_t)ns; /* the first synchronized row not before time[r] */
@@ -95,7 +97,9 @@ static int read_synchronized(hid_t f, size_t n, const double *time, const int64_
         sync[r] = lo < (size_t)ns && st[lo] == time[r] && ss[lo] == step[r];
         kin[r] = sync[r] ? sk[lo] : NAN;
         tot[r] = sync[r] ? sv[lo] : NAN;
+        work[r] = sync[r] ? sw[lo] : NAN;
     }
+    free(sw);
     free(st);
     free(sk);
     free(sv);
@@ -138,7 +142,7 @@ static int read_observations(hid_t f, const char *name, size_t first, size_t n, 
     if (rc) avi_error_set(err, AVI_ERR_RUN, "out of memory");
     char path[512];
     for (int k = 0; k < NSCALAR && !rc; k++) {
-        if (separate && (k == 0 || k == 4)) continue; /* below */
+        if (separate && (k == 0 || k == 4 || k == 6)) continue; /* below */
         snprintf(path, sizeof path, "/observables/%s/value", scalars[k].name);
         int absent = scalars[k].absent;
         if (absent != REQUIRED && H5Lexists(f, path, H5P_DEFAULT) <= 0) {
@@ -156,7 +160,7 @@ static int read_observations(hid_t f, const char *name, size_t first, size_t n, 
                 read_rows(f, "/observables/active_contact_potentials/value", H5T_NATIVE_INT64, first, n, 1, active) ||
                 read_rows(f, "/observables/events_by_kind/value", H5T_NATIVE_INT64, first, n, AVI_KIND_COUNT, by_kind)))
         rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the observables", name);
-    if (!rc && separate && read_synchronized(f, n, time, step, sc[0], sc[4], sync))
+    if (!rc && separate && read_synchronized(f, n, time, step, sc[0], sc[4], sc[6], sync))
         rc = avi_error_set(err, AVI_ERR_INPUT, "%s: cannot read the synchronized energies", name);
     if (!rc && !separate) memset(sync, 1, n);
     for (size_t r = 0; r < n && !rc; r++) {

@@ -9,7 +9,7 @@
  * (AVI_KIND_COUNT) as int64: every value of the row and nothing else, so
  * the row computed in memory and the row read back from the file give the
  * same digest. A row without the synchronized pair (synchronized_every)
- * has NaN (C's NAN) for kinetic and total on both sides. */
+ * has NaN (C's NAN) for kinetic, total and friction_work on both sides. */
 #ifndef AVI_H5_ROW_DIGEST_H
 #define AVI_H5_ROW_DIGEST_H
 

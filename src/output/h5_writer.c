@@ -62,8 +62,9 @@ static const struct {
     {"total_energy_midstep", 1, 0, "J"},
 };
 
-/* The synchronized pair: written at every synchronized_every-th row. */
-static int obs_synchronized(int o) { return o == OBS_KINETIC || o == OBS_TOTAL; }
+/* The synchronized energies and the friction work that balances them
+ * (total + friction_work): written at every synchronized_every-th row. */
+static int obs_synchronized(int o) { return o == OBS_KINETIC || o == OBS_TOTAL || o == OBS_FRICTION_WORK; }
 
 typedef struct {
     hid_t step, time, position, velocity;
@@ -906,10 +907,12 @@ int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs,
         w->row_time[1][q] = obs->time;
         c[OBS_KINETIC][q].d = obs->kinetic;
         c[OBS_TOTAL][q].d = obs->total;
+        c[OBS_FRICTION_WORK][q].d = obs->friction_work;
         w->sync_pending++;
     } else if (w->sync_every <= 1) {
         c[OBS_KINETIC][r].d = obs->kinetic;
         c[OBS_TOTAL][r].d = obs->total;
+        c[OBS_FRICTION_WORK][r].d = obs->friction_work;
     }
     c[OBS_ELASTIC][r].d = obs->elastic;
     c[OBS_CONTACT][r].d = obs->contact;
@@ -923,10 +926,11 @@ int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs,
     c[OBS_EVENTS][r].i = (int64_t)obs->events_total;
     c[OBS_ACTIVE][r].i = (int64_t)obs->active_contact_potentials;
     c[OBS_MIN_DISTANCE][r].d = obs->min_contact_distance;
-    c[OBS_FRICTION_WORK][r].d = obs->friction_work;
     for (int k = 0; k < AVI_KIND_COUNT; k++) c[OBS_EVENTS_BY_KIND][AVI_KIND_COUNT * r + k].i = (int64_t)obs->events[k];
     size_t k = (w->rows_written + w->rows_pending) % 4;
     w->recent[k] = *obs;
+    if (w->sync_every > 1 && !synchronized) /* the row as read back (h5_row_digest.h) */
+        w->recent[k].kinetic = w->recent[k].total = w->recent[k].friction_work = NAN;
     w->recent_step[k] = step;
     w->rows_pending++;
     return w->rows_pending == ROWS || w->sync_pending == ROWS ? write_rows(w) : 0;
