@@ -98,24 +98,28 @@ def time_unit(t_end):
 
 
 def read_run(path, names):
-    """The rows of a run: time and the named series (truncated to the
-    shortest, a live file may have a row more in one dataset), scene and
-    integrator. Raises OSError (cannot open) or KeyError (not avi output)."""
+    """The rows of a run: the named series, each with its own times under
+    "time:NAME" (output.synchronized_every gives kinetic_energy,
+    total_energy and friction_work rows of their own; each truncated to
+    the shorter of its time and value, a live file may have a row more in
+    one), "t" the first one's; scene and integrator. Raises OSError
+    (cannot open) or KeyError (not avi output)."""
     f = h5py.File(path, "r", swmr=True)
     with f:
-        t_ds = f["/observables/total_energy/time"]
-        t_ds.refresh()
-        run = {"t": t_ds[()], "path": path}
+        run = {"path": path}
         for n in names:
-            run[n] = read_series(f, n)
+            v = read_series(f, n)
+            t_ds = f[f"/observables/{n}/time"]
+            t_ds.refresh()
+            t = t_ds[()]
+            m = min(len(t), len(v))
+            run[n], run["time:" + n] = v[:m], t[:m]
+        run["t"] = run["time:" + names[0]]
         run["scene"] = text(f, "/parameters/scene_name")
         run["integrator"] = text(f, "/parameters/integrator")
         if "linear_momentum" in names:
             run["conserved"] = conserves_momentum(f)
             run["p_scale"], run["l_scale"] = momentum_scales(f)
-    n = min(len(run[k]) for k in ["t"] + list(names))
-    for k in ["t"] + list(names):
-        run[k] = run[k][:n]
     return run
 
 
@@ -199,13 +203,13 @@ def single(path, output):
     run, rc = open_run(path, ENERGIES + ["linear_momentum", "angular_momentum"])
     if run is None:
         return rc
-    t, series = run["t"], {n: run[n] for n in ENERGIES}
+    series = {n: run[n] for n in ENERGIES}
     p, L = run["linear_momentum"], run["angular_momentum"]
     scene, integrator, conserved = run["scene"], run["integrator"], run["conserved"]
     p_scale, l_scale = run["p_scale"], run["l_scale"]
-    n = len(t)
-    factor, unit_name = time_unit(float(t[n - 1]))
-    t = t * factor
+    factor, unit_name = time_unit(float(run["time:elastic_energy"][-1]))
+    times = {n: run["time:" + n] * factor for n in ENERGIES + ["linear_momentum"]}
+    t = times["linear_momentum"]
     contact = series["contact_energy"]
     has_contact = bool(np.any(contact > 0))
 
@@ -213,19 +217,19 @@ def single(path, output):
     fig, axes = plt.subplots(rows, 1, figsize=(8, 3.3 * rows), sharex=True)
     ax = [axes[0]] + list(axes[2:] if has_contact else axes[1:])
     for name in ENERGIES:
-        ax[0].plot(t, series[name], label=name.replace("_energy", ""),
+        ax[0].plot(times[name], series[name], label=name.replace("_energy", ""),
                    lw=2 if name == "total_energy" else 1)
     ax[0].set_ylabel("energy [J]")
     ax[0].legend(loc="best", fontsize="small")
     ax[0].set_title(f"{scene or os.path.basename(path)} ({integrator or 'unknown integrator'}): energies")
     if has_contact:
-        axes[1].plot(t, np.where(contact > 0, contact, np.nan), color="C2")
+        axes[1].plot(times["contact_energy"], np.where(contact > 0, contact, np.nan), color="C2")
         axes[1].set_yscale("log")
         axes[1].set_ylabel("contact energy [J]")
         axes[1].set_title("contact energy (log scale)")
 
     dev, dev_label = deviation(series["total_energy"])
-    ax[1].plot(t, dev)
+    ax[1].plot(times["total_energy"], dev)
     ax[1].set_ylabel(dev_label)
     ax[1].set_title("total-energy drift")
     ax[1].axhline(0, color="gray", lw=0.5)

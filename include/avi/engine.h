@@ -173,9 +173,9 @@ void avi_snapshot_set_synchronized(avi_snapshot *snapshot, int on);
  * synchronized pair's gradients (three per elastic potential) at every
  * N-th row of interval row_interval cost at most a tenth of the clocks'
  * events between them (each potential's step as built, or the synchronous
- * integrator's; 1 for integrators that owe no impulse), but at most
- * end_time / row_interval / 100: a run keeps 100 such rows. */
-long long avi_synchronized_every(const avi_engine *engine, double row_interval, double end_time);
+ * integrator's; 1 for integrators that owe no impulse), at most 100; 1
+ * for models of fewer than 1000 elastic potentials. */
+long long avi_synchronized_every(const avi_engine *engine, double row_interval);
 /* Positions and velocities at the snapshot's time, as avi_engine_state_at. */
 void avi_snapshot_state(const avi_snapshot *snapshot, double *x, double *v);
 /* As avi_engine_describe_largest_energy, at the snapshot's time. */

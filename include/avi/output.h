@@ -157,6 +157,13 @@ int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observati
  * total_energy get a row too only when `synchronized` is set (their value
  * is ignored otherwise); with 0 or 1 every row has them. */
 int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs, int synchronized);
+/* Whether the row at time t gets them: always with synchronized_every 0 or
+ * 1; else rows 0, N, 2N, ... of the energy_every grid (times k * energy_every,
+ * as the engine calls observers), a row off the grid (an evolve's end) and
+ * a row at or after end_time. avi_run asks it for every row; a resume's
+ * copy keeps an earlier row's values only where it says so (a run extended
+ * past its first end is then the run to the later end). */
+int avi_h5_row_synchronized(const avi_h5_writer *w, double t);
 
 /* Appends one frame: positions x and velocities v of all layout->vertex_count
  * vertices ([n][3] each), split per body. Written immediately (one chunk per

@@ -196,9 +196,11 @@
  *                 every other observable at every row. auto: the
  *                 smallest N for which their three gradients of every
  *                 potential cost at most a tenth of the clocks' events
- *                 between two such rows, but at most the rows over time.end
- *                 / 100 (avi_synchronized_every); 1 where rows are sparse
- *                 against the clocks; /parameters/synchronized_every holds
+ *                 between two such rows, at most 100; 1 for models of fewer
+ *                 than 1000 elastic potentials (avi_synchronized_every) and
+ *                 where rows are sparse against the clocks; it does not
+ *                 depend on time.end, so a run extended by a resume has the
+ *                 rows of one longer run; /parameters/synchronized_every holds
  *                 the N a run used
  *                 max_energy_growth >= 0, default 100: the run fails (a
  *                 blow-up) when at an energy row |E - E0| exceeds this

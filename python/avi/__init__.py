@@ -2,8 +2,10 @@
 
     import avi
     r = avi.run("bar", "bar.h5", overrides={"time.end": 0.5})
-    r.observables["total_energy"]     # numpy array, one value per row
+    r.observables["elastic_energy"]   # numpy array, one value per row
     r.observables["time"]             # the rows' times
+    r.observables["total_energy"]     # one per synchronized row (output.synchronized_every)
+    r.observables["synchronized_time"]  # their times
     t, x = r.frames("bar")            # frame times [F], positions [F][n][3]
 
 A scene is a YAML file's path, a built-in name (avi.scenes() lists them) or
@@ -422,12 +424,16 @@ class Result:
     @property
     def observables(self):
         """{name: numpy array} for every /observables dataset, plus "time"
-        (the rows' times, shared by all of them)."""
+        (the rows' times) and "synchronized_time": the times of
+        kinetic_energy, total_energy and friction_work, which have a row at
+        every output.synchronized_every-th row only (every row when it is 1;
+        /parameters/synchronized_every)."""
         if self._observables is None:
             with _open_h5(self.path) as f:
                 g = f["observables"]
                 obs = {name: g[name]["value"][()] for name in g}
-                obs["time"] = g[next(iter(g))]["time"][()]
+                obs["time"] = g["elastic_energy"]["time"][()]
+                obs["synchronized_time"] = g["total_energy"]["time"][()]
             self._observables = obs
         return self._observables
 

@@ -602,11 +602,15 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
  * rows every 1 us, clocks 0.6-0.8 us) would spend most of the run there
  * (bench/README.md, "Cost of accuracy"), so the pair is written every N-th
  * row with N the smallest count for which its gradients are at most a
- * tenth of the events between two such rows, but at most rows / 100, so
- * that a run keeps 100 of them where rows are much denser than clocks
- * (spring-chain: rows every 1 ms, springs every 50 ms). The steps are the
- * model's (not the refined ones), so a resume computes the same N. */
-long long avi_synchronized_every(const avi_engine *e, double row_interval, double end_time)
+ * tenth of the events between two such rows, at most 100. Models of fewer
+ * than AVI_SYNC_THIN_MIN elastic potentials keep every row: there the pair
+ * costs little in absolute terms, less than a row's own writing (spring-chain,
+ * 23 springs on 50 ms steps under rows every 1 ms, would get 100). It depends on the model's steps (not the
+ * refined ones) and the row interval only, not on the end time: a run
+ * extended by a resume has the rows of one run to the later end. */
+#define AVI_SYNC_THIN_MIN 1000.0
+
+long long avi_synchronized_every(const avi_engine *e, double row_interval)
 {
     const avi_model *m = e->model;
     double pots = 0.0, per_row = 0.0;
@@ -626,8 +630,7 @@ long long avi_synchronized_every(const avi_engine *e, double row_interval, doubl
             if (dt > 0.0) per_row += row_interval / dt;
         }
     }
-    if (!(pots > 0.0) || !(per_row > 0.0)) return 1;
-    double n = ceil(3.0 * pots / (0.1 * per_row)), most = floor(end_time / row_interval / 100.0);
-    if (n > most) n = most;
-    return n < 1.0 ? 1 : n > 1e9 ? 1000000000 : (long long)n;
+    if (!(pots >= AVI_SYNC_THIN_MIN) || !(per_row > 0.0)) return 1;
+    double n = ceil(3.0 * pots / (0.1 * per_row));
+    return n < 1.0 ? 1 : n > 100.0 ? 100 : (long long)n;
 }

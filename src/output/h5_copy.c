@@ -214,7 +214,7 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
     if (!rc && (!obs || !step || !sync)) rc = avi_error_set(err, AVI_ERR_RUN, "out of memory");
     if (!rc) rc = read_observations(f, name, 0, rows, obs, step, sync, err);
     for (size_t r = 0; r < rows && !rc; r++)
-        if (avi_h5_write_row(w, step[r], &obs[r], sync[r])) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
+        if (avi_h5_write_row(w, step[r], &obs[r], sync[r] && avi_h5_row_synchronized(w, obs[r].time))) rc = avi_error_set(err, AVI_ERR_RUN, "%s", avi_h5_error(w)->message);
     free(obs);
     free(step);
     free(sync);

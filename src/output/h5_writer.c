@@ -98,6 +98,7 @@ struct avi_h5_writer {
      * synchronized ones (1: kinetic_energy and total_energy), one set when
      * every row is synchronized (synchronized_every 1). */
     long long sync_every;
+    double energy_every, end_time; /* the rule of avi_h5_row_synchronized */
     hid_t obs_step[2], obs_time[2], obs_value[OBS_N], completion;
     size_t rows_written, rows_pending;         /* set 0 */
     size_t sync_written, sync_pending;         /* set 1 */
@@ -747,6 +748,8 @@ static int build(avi_h5_writer *w, const avi_h5_layout *L)
     w->body_count = L->body_count;
     w->vertex_count = L->vertex_count;
     w->sync_every = L->synchronized_every;
+    w->energy_every = L->energy_every;
+    w->end_time = L->end_time;
     w->bodies = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->bodies);
     w->sets = calloc(L->body_count ? (size_t)L->body_count : 1, sizeof *w->sets);
     if (!w->bodies || !w->sets) return fail(w, AVI_ERR_RUN, "out of memory");
@@ -885,6 +888,15 @@ static int write_set(avi_h5_writer *w, int set)
 static int write_rows(avi_h5_writer *w)
 {
     return write_set(w, 0) || write_set(w, 1) ? w->err.status : 0;
+}
+
+int avi_h5_row_synchronized(const avi_h5_writer *w, double t)
+{
+    if (!w || w->sync_every <= 1 || !(w->energy_every > 0.0)) return 1;
+    /* The engine calls a row observer at k * interval (avi_engine_run). */
+    double k = nearbyint(t / w->energy_every);
+    if (k * w->energy_every != t || t >= w->end_time) return 1;
+    return fmod(k, (double)w->sync_every) == 0.0;
 }
 
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs)

@@ -144,21 +144,10 @@ static int write_item(void *user, int kind, avi_snapshot *snap, int queued)
 
 /* ------------------------------------------------------------- observers */
 
-/* Whether the row at t carries the synchronized pair: rows 0, N, 2N, ...
- * of the energy grid (the engine calls observers at k * interval), a row
- * off the grid (a run's or an evolve's end) and the row at the end time. */
-static int row_synchronized(const avi_run *r, double t)
-{
-    if (r->sync_every <= 1) return 1;
-    double every = r->scene->output.energy_every, k = nearbyint(t / every);
-    if (k * every != t || t >= r->end_time) return 1;
-    return fmod(k, (double)r->sync_every) == 0.0;
-}
-
 static int energy_observer(const avi_engine *e, double t, void *user)
 {
     avi_run *r = user;
-    if (avi_output_stream_push(r->stream, e, t, ITEM_ROW | (row_synchronized(r, t) ? 0 : AVI_STREAM_PLAIN)))
+    if (avi_output_stream_push(r->stream, e, t, ITEM_ROW | (avi_h5_row_synchronized(r->writer, t) ? 0 : AVI_STREAM_PLAIN)))
         return AVI_ERR_RUN;
     draw_progress(r, t, 0);
     return 0;
@@ -368,7 +357,7 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
      * (auto's rule may change between versions), else auto's. */
     r->sync_every = scene->output.synchronized_every;
     if (r->sync_every <= 0 && resume) r->sync_every = avi_h5_read_synchronized_every(r->files.path[AVI_OUT_ASIDE]);
-    if (r->sync_every <= 0) r->sync_every = avi_synchronized_every(r->engine, scene->output.energy_every, scene->end_time);
+    if (r->sync_every <= 0) r->sync_every = avi_synchronized_every(r->engine, scene->output.energy_every);
     r->so.layout.synchronized_every = r->sync_every;
     if ((rc = set_provenance(r, opt, resume != NULL, err))) return rc;
     r->writer = avi_h5_create(&r->so.layout, err);

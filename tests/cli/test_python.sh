@@ -62,6 +62,7 @@ PY
 # NUL bytes, keys, values; a SIGKILLed run's file.
 PYTHONPATH="$work/tree/python" "$PYTHON" - "$work" "$AVI" <<'PY' || bad=$((bad + 1))
 import os, signal, subprocess, sys, time
+import numpy as np
 import h5py
 import avi
 work, avi_bin = sys.argv[1], sys.argv[2]
@@ -151,7 +152,7 @@ while time.time() < deadline and rows < 20:
     time.sleep(0.2)
     try:
         with h5py.File(killed, "r", swmr=True) as f:
-            rows = f["observables/total_energy/value"].shape[0]
+            rows = f["observables/elastic_energy/value"].shape[0]
     except (OSError, KeyError):
         pass
 p.send_signal(signal.SIGKILL)
@@ -166,8 +167,11 @@ try:
     obs = r.observables
     t, x = r.frames("bar")
     n = len(obs["time"])
-    if n < 20 or len(obs["total_energy"]) != n or not (obs["time"][1:] > obs["time"][:-1]).all() or len(t) < 2:
+    ts = obs["synchronized_time"]
+    if n < 20 or len(obs["elastic_energy"]) != n or not (obs["time"][1:] > obs["time"][:-1]).all() or len(t) < 2:
         bad.append(f"killed run: {n} rows, {len(t)} frames")
+    elif len(obs["total_energy"]) != len(ts) or len(ts) < n // 2 or not np.isin(ts, obs["time"]).all():
+        bad.append(f"killed run: {len(ts)} synchronized rows of {n}, not a subset of the rows at every 2 (bar)")
     else:
         print(f"python: a SIGKILLed run's file: {n} rows to t = {obs['time'][-1]}, {len(t)} frames, read")
 except (avi.Error, OSError, TypeError) as e:

@@ -197,7 +197,7 @@ copy edited
 "$PYTHON" - edited.h5 <<'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r+") as f:
-    d = f["/observables/total_energy/value"]; d[50] = d[50] * 2 + 1
+    d = f["/observables/elastic_energy/value"]; d[50] = d[50] * 2 + 1
 PY
 expect_refusal "edited last row" edited.h5 "^avi: resume: edited.h5: row 50 (SHA-256 [0-9a-f]\{12\}\.\.\.) is not the row its checkpoint edited.h5.ckpt recorded"
 # A checkpoint of format 2 (content hash, no run id): refused, saying why.
@@ -216,12 +216,15 @@ expect_refusal "format 2" fmt2.h5 "fmt2.h5.ckpt" "checkpoint format 2" "did not 
 import sys, h5py
 with h5py.File(sys.argv[1], "r+") as f:
     g = f["/observables"]
-    n = g["kinetic_energy/value"].shape[0] - 1
+    # every row but the last; the synchronized ones (output.synchronized_every) up to its time
+    n = g["events/value"].shape[0] - 1
+    t_cut = g["events/time"][n - 1]
     for name in g:
+        m = int((g[name]["time"][()] <= t_cut).sum())
         for part in ("value", "step", "time"):
             d = g[name][part]
-            if d.shape[0] > n:
-                d.resize(n, axis=0)
+            if d.shape[0] > m:
+                d.resize(m, axis=0)
 PY
 "$AVI" resume off.h5 --set time.end=1 --quiet 2>err || { echo "resume of a run cut back to its grid rows: $(cat err)"; bad=$((bad + 1)); }
 same ref.h5 off.h5 || { echo "extended off-grid run differs from the uninterrupted run"; bad=$((bad + 1)); }

@@ -17,7 +17,7 @@ problem() { echo "$*"; bad=$((bad + 1)); }
 import sys, os, re, h5py
 f = h5py.File(sys.argv[1], "r")
 frames = f["/particles/sphere/position/value"].shape[0]
-rows = f["/observables/total_energy/value"].shape[0]
+rows = f["/observables/elastic_energy/value"].shape[0]
 err = open(sys.argv[2]).read()
 m = re.search(r"output \S+: (\d+) rows .*, (\d+) frames .*about ([\d.]+) (B|kB|MB|GB)", err)
 if not m:

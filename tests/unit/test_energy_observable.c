@@ -201,6 +201,62 @@ START_TEST(test_sync_explicit_reports_the_same)
 }
 END_TEST
 
+/* A chain of n unit masses on unit springs, every spring on a fixed step of 0.05 s. */
+static avi_model *chain(uint32_t n)
+{
+    avi_model *m = avi_model_create();
+    int b = avi_model_add_body(m, "chain");
+    for (uint32_t i = 0; i <= n; i++) avi_model_add_vertex(m, b, (const double[3]){1.1 * i, 0, 0});
+    ck_assert_int_eq(avi_model_pin(m, 0), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_int_eq(avi_model_add_mass(m, i + 1, 1.0), 0);
+        ck_assert_int_eq(avi_model_add_spring(m, i, i + 1, 1.0, 1.0), 0);
+    }
+    avi_time_step r = avi_default_time_step();
+    r.rule = AVI_DT_FIXED;
+    r.fixed = 0.05;
+    ck_assert_int_eq(avi_model_finalize(m, &r), 0);
+    return m;
+}
+
+/* output.synchronized_every's auto (avi_synchronized_every): 1000 springs
+ * on steps of 0.05 s fire 1000 dt_row / 0.05 times between rows; the
+ * pair's 3 x 1000 gradients may be a tenth of that many rows' events, at
+ * most 100; a model of fewer than 1000 potentials keeps every row. */
+START_TEST(test_synchronized_every_rule)
+{
+    avi_model *ma = chain(1000), *ms = chain(1000), *mi = chain(1000), *small = chain(999);
+    avi_sync_options so = avi_default_sync_options(), si = so;
+    so.h = 0.05;
+    si.type = AVI_INTEGRATOR_SYNC_IMPLICIT;
+    si.h = 0.05;
+    avi_engine *a = avi_engine_create(ma, NULL), *s = avi_engine_create_with(ms, &so, NULL);
+    avi_engine *i = avi_engine_create_with(mi, &si, NULL), *sm = avi_engine_create(small, NULL);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(i);
+    ck_assert_ptr_nonnull(sm);
+    /* 1000 x 0.07 / 0.05 = 1400 events a row: N = ceil(3000 / 140) = 22 */
+    ck_assert_int_eq(avi_synchronized_every(a, 0.07), 22);
+    ck_assert_int_eq(avi_synchronized_every(s, 0.07), 22);
+    /* rows every 1 ms: 20 events a row, 1500 by the rule, at most 100 */
+    ck_assert_int_eq(avi_synchronized_every(a, 0.001), 100);
+    /* rows sparser than the clocks: every row */
+    ck_assert_int_eq(avi_synchronized_every(a, 10.0), 1);
+    /* sync-implicit owes nothing: its state is on the grid */
+    ck_assert_int_eq(avi_synchronized_every(i, 0.07), 1);
+    ck_assert_int_eq(avi_synchronized_every(sm, 0.07), 1);
+    avi_engine_destroy(a);
+    avi_engine_destroy(s);
+    avi_engine_destroy(i);
+    avi_engine_destroy(sm);
+    avi_model_destroy(ma);
+    avi_model_destroy(ms);
+    avi_model_destroy(mi);
+    avi_model_destroy(small);
+}
+END_TEST
+
 static Suite *energy_observable_suite(void)
 {
     Suite *s = suite_create("energy_observable");
@@ -209,6 +265,7 @@ static Suite *energy_observable_suite(void)
     tcase_add_test(tc, test_spring_band_is_fourth_order);
     tcase_add_test(tc, test_graded_chain_converges);
     tcase_add_test(tc, test_sync_explicit_reports_the_same);
+    tcase_add_test(tc, test_synchronized_every_rule);
     suite_add_tcase(s, tc);
     return s;
 }
