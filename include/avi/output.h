@@ -12,11 +12,12 @@
  *   /observables/<name>           step[T], time[T], value[T] or value[T][3]; every
  *                                 observable's step and time are hard links to
  *                                 kinetic_energy's, except with synchronized_every
- *                                 N > 1: then kinetic_energy and total_energy have
- *                                 their own step[S] and time[S] (total_energy's are
- *                                 links to kinetic_energy's), the rows 0, N, 2N, ...
- *                                 and any row off the energy grid, and the others'
- *                                 are links to elastic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
+ *                                 N > 1: then kinetic_energy, total_energy and
+ *                                 friction_work have their own step[S] and time[S]
+ *                                 (links to kinetic_energy's) at the rows
+ *                                 avi_h5_row_synchronized gives (0, N, 2N, ... and
+ *                                 the end), and the others' are links to
+ *                                 elastic_energy's. events_by_kind value[T][AVI_KIND_COUNT]
  *                                 (attribute kinds) counts events per potential kind;
  *                                 friction_work (J) the energy friction impulses have
  *                                 removed since t = 0 (avi_observation.friction_work;
@@ -153,9 +154,9 @@ avi_h5_writer *avi_h5_create(const avi_h5_layout *layout, avi_error *err);
  * written in blocks; avi_h5_flush writes whatever is pending. Does not
  * allocate. Returns AVI_OK, or a status on an I/O error (see avi_h5_error). */
 int avi_h5_write_observation(avi_h5_writer *w, int64_t step, const avi_observation *obs);
-/* The same, with layout->synchronized_every > 1: kinetic_energy and
- * total_energy get a row too only when `synchronized` is set (their value
- * is ignored otherwise); with 0 or 1 every row has them. */
+/* The same, with layout->synchronized_every > 1: kinetic_energy,
+ * total_energy and friction_work get a row too only when `synchronized`
+ * is set (their values are ignored otherwise); with 0 or 1 every row has them. */
 int avi_h5_write_row(avi_h5_writer *w, int64_t step, const avi_observation *obs, int synchronized);
 /* Whether the row at time t gets them: always with synchronized_every 0 or
  * 1; else rows 0, N, 2N, ... of the energy_every grid (times k * energy_every,
