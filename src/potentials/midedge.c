@@ -117,7 +117,7 @@ int avi_midedge_init(avi_midedge *p, const double X[AVI_MIDEDGE_SLOTS][3], const
     return 0;
 }
 
-double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3])
+double avi_midedge_energy_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3])
 {
     double II[3], D[3];
     second_form(p, x, II, NULL);
@@ -301,6 +301,28 @@ void avi_midedge_gradient_lanes(const avi_midedge *p, const __m256d x[AVI_MIDEDG
     gradient_edges(p, q0, q1, q2, q3, phi, g);
 }
 
+/* The energy from the edge lanes: gradient_edges' phase 1 up to the
+ * hinge frame (tx, ty, 2 h), the tangents, then form_change and density
+ * as avi_midedge_energy_scalar; bitwise its value. The observables take an
+ * energy of every potential at every row, most of it here. */
+double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3])
+{
+    __m256d xv[6];
+    for (int a = 0; a < 6; a++) xv[a] = _mm256_setr_pd(x[a][0], x[a][1], x[a][2], 0.0);
+    lanes3 q2 = l3_transpose(xv[0], xv[1], xv[2]), q3 = l3_transpose(xv[3], xv[4], xv[5]);
+    lanes3 q0 = L3_PERMUTE(q2, 0x49), q1 = L3_PERMUTE(q2, 0x92);
+    lanes3 e = l3_sub(q1, q0), f1 = l3_sub(q2, q0), f2 = l3_sub(q3, q0);
+    lanes3 n1 = l3_cross(e, f1), n2 = l3_cross(f2, e);
+    __m256d le = _mm256_sqrt_pd(l3_dot(e, e));
+    double ty[4], tx[4], h2[4], II[3], D[3];
+    _mm256_storeu_pd(ty, _mm256_div_pd(l3_dot(l3_cross(n2, n1), e), le));
+    _mm256_storeu_pd(tx, l3_dot(n1, n2));
+    _mm256_storeu_pd(h2, _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(_mm256_sqrt_pd(l3_dot(n1, n1)), le)));
+    for (int i = 0; i < 3; i++) II[i] = h2[i] * avi_midedge_tan_alpha(p->mode[i], p->sign[i], x[6 + i][0], tx[i], ty[i]);
+    form_change(p, II, D);
+    return density(p, D);
+}
+
 void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
 {
     __m256d xv[AVI_MIDEDGE_SLOTS], gv[AVI_MIDEDGE_SLOTS];
@@ -315,6 +337,11 @@ void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
 void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3])
 {
     avi_midedge_gradient_scalar(p, x, g);
+}
+
+double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3])
+{
+    return avi_midedge_energy_scalar(p, x);
 }
 #endif
 

@@ -96,7 +96,10 @@ static inline double avi_midedge_tan_alpha(int mode, int sign, double phi, doubl
  * when the triangle or a wing across an interior or clamped edge is
  * degenerate. */
 int avi_midedge_init(avi_midedge *p, const double X[AVI_MIDEDGE_SLOTS][3], const avi_shell_material *mat);
+/* The energy; with AVX2 the three edges' hinge frames in lanes, bitwise
+ * avi_midedge_energy_scalar (tests/unit/test_midedge_lanes.c). */
 double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3]);
+double avi_midedge_energy_scalar(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3]);
 /* With AVX2 the three edges' terms go in the lanes of one register each,
  * bitwise the scalar arithmetic of avi_midedge_gradient_scalar. */
 void avi_midedge_gradient(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3], double g[AVI_MIDEDGE_SLOTS][3]);
