@@ -318,5 +318,5 @@ long long avi_h5_read_synchronized_every(const char *path)
     long long n = read_int(f, "/parameters/synchronized_every");
     H5Eclear2(H5E_DEFAULT);
     H5Fclose(f);
-    return n > 0 ? n : 1;
+    return n > 0 ? n : 0;
 }

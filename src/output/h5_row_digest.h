@@ -31,8 +31,9 @@ int avi_h5_recent_row_digest(const avi_h5_writer *w, size_t row, unsigned char d
 int avi_h5_read_row_digest(const char *path, const char *name, size_t row, size_t *rows, size_t *frames,
                            unsigned char digest[AVI_SHA256_LEN], avi_error *err);
 
-/* /parameters/synchronized_every of an output file: 1 when the file
- * predates it (every row synchronized), 0 when it cannot be opened. */
+/* /parameters/synchronized_every of an output file; 0 when the file
+ * predates it or cannot be opened (every row of such a file has the
+ * synchronized values, so any N can continue it). */
 long long avi_h5_read_synchronized_every(const char *path);
 
 #endif

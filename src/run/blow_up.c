@@ -17,7 +17,7 @@ void avi_blow_up_init(avi_blow_up *b, const avi_scene *scene)
  * that a system starting at rest (E0 = 0) is not judged against
  * round-off. */
 static void set_scale(avi_blow_up *b, const avi_model *model, avi_snapshot *snap, const avi_observation *o,
-                      double (*x)[3])
+                      int synchronized, double (*x)[3])
 {
     size_t nv = avi_model_vertex_count(model);
     avi_snapshot_state(snap, &x[0][0], NULL);
@@ -34,22 +34,24 @@ static void set_scale(avi_blow_up *b, const avi_model *model, avi_snapshot *snap
                      : 0.0;
     double speed = b->end_time > 0.0 ? size / b->end_time : 0.0;
     b->have_e0 = 1;
-    b->e0 = o->total;
-    b->e_scale = fmax(o->kinetic + fabs(o->elastic) + fabs(o->contact) + fabs(o->external),
+    b->e0 = synchronized ? o->total : o->total_midstep;
+    b->e_scale = fmax((synchronized ? o->kinetic : o->kinetic_midstep) + fabs(o->elastic) + fabs(o->contact) +
+                          fabs(o->external),
                       mass * (b->gravity * size + speed * speed));
 }
 
 int avi_blow_up_check(avi_blow_up *b, const avi_model *model, avi_snapshot *snap, const avi_observation *o,
-                      double (*x)[3])
+                      int synchronized, double (*x)[3])
 {
-    if (!b->have_e0) set_scale(b, model, snap, o, x);
-    if (b->max_growth > 0.0 && b->e_scale > 0.0 && !(fabs(o->total - b->e0) <= b->max_growth * b->e_scale)) {
+    if (!b->have_e0) set_scale(b, model, snap, o, synchronized, x);
+    double e = synchronized ? o->total : o->total_midstep;
+    if (b->max_growth > 0.0 && b->e_scale > 0.0 && !(fabs(e - b->e0) <= b->max_growth * b->e_scale)) {
         char who[256];
         avi_snapshot_describe_largest_energy(snap, who, sizeof who);
         snprintf(b->message, sizeof b->message,
-                 "blow-up at t = %.17g: total energy %.6e J departs from E0 = %.6e J by more than "
+                 "blow-up at t = %.17g: total energy %.6e J%s departs from E0 = %.6e J by more than "
                  "output.max_energy_growth = %g times %.3e J; largest: %s",
-                 o->time, o->total, b->e0, b->max_growth, b->e_scale, who);
+                 o->time, e, synchronized ? "" : " (mid-step)", b->e0, b->max_growth, b->e_scale, who);
         return AVI_ERR_RUN;
     }
     return 0;

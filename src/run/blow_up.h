@@ -16,13 +16,13 @@ typedef struct {
 
 void avi_blow_up_init(avi_blow_up *b, const avi_scene *scene);
 
-/* Checks a row's observation `o` of snapshot `snap`, a row with the
- * synchronized total (output.synchronized_every: the run checks those
- * rows only, N rows apart at most); the first call sets
- * E0 and the scale (x: scratch for the model's vertex positions). 0, or
- * AVI_ERR_RUN with b->message naming the time, the energies and the
- * largest potential energy. */
+/* Checks a row's observation `o` of snapshot `snap`: its synchronized
+ * total, or on a row without it (output.synchronized_every) the mid-step
+ * total, whose first-order swing is far below any useful growth bound; the
+ * first call sets E0 and the scale (x: scratch for the model's vertex
+ * positions). 0, or AVI_ERR_RUN with b->message naming the time, the
+ * energies and the largest potential energy. */
 int avi_blow_up_check(avi_blow_up *b, const avi_model *model, avi_snapshot *snap, const avi_observation *o,
-                      double (*x)[3]);
+                      int synchronized, double (*x)[3]);
 
 #endif

@@ -114,7 +114,7 @@ static int write_row(avi_run *r, avi_snapshot *snap, int flush, int synchronized
         r->io_failed = 1;
         return AVI_ERR_RUN;
     }
-    if (synchronized && avi_blow_up_check(&r->blow_up, r->model, snap, &o, r->x)) {
+    if (avi_blow_up_check(&r->blow_up, r->model, snap, &o, synchronized, r->x)) {
         r->blew_up = 1;
         return AVI_ERR_RUN;
     }
@@ -354,7 +354,8 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     size_t keep_rows = 0, keep_frames = 0;
     if (resume && (rc = restore(r, resume, &keep_rows, &keep_frames, err))) return rc;
     /* The scene's count, else the one the output being continued used
-     * (auto's rule may change between versions), else auto's. */
+     * (auto's rule may change between versions), else auto's (a file from
+     * before the key has every row synchronized: the copy keeps the rule's). */
     r->sync_every = scene->output.synchronized_every;
     if (r->sync_every <= 0 && resume) r->sync_every = avi_h5_read_synchronized_every(r->files.path[AVI_OUT_ASIDE]);
     if (r->sync_every <= 0) r->sync_every = avi_synchronized_every(r->engine, scene->output.energy_every);
