@@ -21,7 +21,6 @@
     X("potential_stiffness", npot, 1, F64, cm->pot[i].k)                      \
     X("potential_dt", npot, 1, F64, cm->pot[i].dt)                            \
     X("potential_t0", npot, 1, F64, cm->pot[i].t0)                            \
-    X("potential_onset", npot, 1, F64, cm->pot[i].onset)                      \
     X("stencil_type", nst, 1, U8, cm->st[i].type)                             \
     X("stencil_primitives", nst, 2, U32, *(j ? &cm->st[i].b : &cm->st[i].a))  \
     X("stencil_vertices", nst, 4, U32, cm->st[i].v[j])                        \
@@ -77,7 +76,7 @@ static int check(const avi_contact_manager *cm, avi_error *err)
         const avi_contact_potential *p = &cm->pot[i];
         int bad = p->type > AVI_STENCIL_EE || (p->prev != AVI_NO_SLOT && p->prev >= cm->npot) ||
                   (p->alive && (p->stencil >= cm->nst || p->layer < 1 || !isfinite(p->eta) || !isfinite(p->k) ||
-                                !isfinite(p->dt) || !isfinite(p->t0) || !(p->onset >= 0.0) || !isfinite(p->onset)));
+                                !isfinite(p->dt) || !isfinite(p->t0)));
         for (int a = 0; a < 4; a++) bad |= p->alive && p->v[a] >= nv;
         if (bad) return avi_error_set(err, AVI_ERR_INPUT, "contact potential %zu is inconsistent", i);
     }
