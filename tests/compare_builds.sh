@@ -47,9 +47,10 @@ def datasets(path):
         f.visititems(visit)
     return out
 ref = datasets(files[0])
-rows = ref.get("observables/total_energy/value", ("", (0,), b""))[1][0]
-if rows < 10:
-    sys.exit(f"{scene}: only {rows} energy rows written")
+rows = ref.get("observables/events/value", ("", (0,), b""))[1][0]
+synced = ref.get("observables/total_energy/value", ("", (0,), b""))[1][0]
+if rows < 10 or synced < 2:
+    sys.exit(f"{scene}: only {rows} energy rows written, {synced} with the synchronized energy")
 bad = 0
 for b, path in zip(bins[1:], files[1:]):
     got = datasets(path)

@@ -304,8 +304,11 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     char *integrator = read_text(&r, "/parameters/integrator");
     char *version = read_text(&r, "/parameters/program_version");
     char *completion = read_text(&r, "/parameters/completion");
-    size_t nt, ne, nk, kw, nl, na, nd, nend, tmp;
+    size_t nt, ne, nk, kw, nl, na, nd, nend, tmp, nr;
     double *time = read_all(&r, "/observables/total_energy/time", H5T_NATIVE_DOUBLE, &nt, NULL);
+    /* The rows' own times (kinetic and total energy may have rows of their
+     * own, output.synchronized_every); files from before it share them. */
+    double *row_time = read_all(&r, "/observables/events/time", H5T_NATIVE_DOUBLE, &nr, NULL);
     double *energy = read_all(&r, "/observables/total_energy/value", H5T_NATIVE_DOUBLE, &ne, NULL);
     int64_t *events = read_all(&r, "/observables/events/value", H5T_NATIVE_INT64, &tmp, NULL);
     int64_t *by_kind = read_all(&r, "/observables/events_by_kind/value", H5T_NATIVE_INT64, &nk, &kw);
@@ -315,7 +318,8 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     double *end = read_all(&r, "/parameters/end_time", H5T_NATIVE_DOUBLE, &nend, NULL);
     size_t nev = events ? tmp : 0;
     /* A live file may show a few more rows in one dataset than another. */
-    size_t rows = nt < ne ? nt : ne;
+    size_t srows = nt < ne ? nt : ne, rows = row_time && nr < nev ? nr : nev;
+    if (!row_time) rows = srows;
 
     fprintf(out, "file:                 %s\n", path);
     fprintf(out, "scene:                %s\n", scene && scene[0] ? scene : "(unnamed)");
@@ -330,11 +334,13 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     fprintf(out, "%s\n", bw.count ? "" : "none");
     fprintf(out, "completion:           %s\n", completion ? completion : "");
     if (rows)
-        fprintf(out, "simulated time:       %.9g s", time[rows - 1]);
+        fprintf(out, "simulated time:       %.9g s", row_time ? row_time[rows - 1] : time[rows - 1]);
     else
         fprintf(out, "simulated time:       none (no rows yet)");
     if (end && nend == 1) fprintf(out, " (end time %.9g s)", end[0]);
-    fprintf(out, ", %zu rows, %zu frames\n", rows, bw.frames);
+    fprintf(out, ", %zu rows", rows);
+    if (srows != rows) fprintf(out, " (%zu with the synchronized energy)", srows);
+    fprintf(out, ", %zu frames\n", bw.frames);
 
     fprintf(out, "events:               ");
     if (nev) fprintf(out, "%lld", (long long)events[nev - 1]);
@@ -349,10 +355,10 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     fputc('\n', out);
 
     fprintf(out, "energy drift:         ");
-    if (rows) {
+    if (srows) {
         double e0 = energy[0], worst = 0.0;
-        for (size_t i = 0; i < rows; i++) worst = fmax(worst, fabs(energy[i] - e0));
-        double last = energy[rows - 1] - e0;
+        for (size_t i = 0; i < srows; i++) worst = fmax(worst, fabs(energy[i] - e0));
+        double last = energy[srows - 1] - e0;
         if (e0 != 0.0)
             fprintf(out, "max |E-E0|/|E0| = %.3e, final (E-E0)/|E0| = %.3e (E0 = %.6g J)\n", worst / fabs(e0),
                     last / fabs(e0), e0);
@@ -388,6 +394,7 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     free(version);
     free(completion);
     free(time);
+    free(row_time);
     free(energy);
     free(events);
     free(by_kind);

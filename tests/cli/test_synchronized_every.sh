@@ -5,7 +5,8 @@
 # those of a run with N = 1 at the same rows, and nothing else changes
 # (particles and the other observables bitwise), on 1 and 2 threads and
 # across a SIGTERM and resume; /parameters/synchronized_every and the banner
-# give N; the file validates; bad values are exit 2 naming the key.
+# give N, `avi info` the rows with it; the file validates; bad values are
+# exit 2 naming the key.
 set -u
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bad=0
@@ -64,6 +65,9 @@ done
 grep -q 'rows (every 1e-06 s; total and kinetic energy every 7)' "$work/seven.err" \
   || { echo "banner without the cadence: $(grep rows "$work/seven.err")"; bad=$((bad + 1)); }
 grep -q 'rows (every 1e-06 s)' "$work/one.err" || { echo "banner for N = 1: $(grep rows "$work/one.err")"; bad=$((bad + 1)); }
+"$AVI" info "$work/seven.h5" | grep -q ', 122 rows (19 with the synchronized energy), ' \
+  || { echo "avi info: $("$AVI" info "$work/seven.h5" | grep rows)"; bad=$((bad + 1)); }
+"$AVI" info "$work/one.h5" | grep -q ', 122 rows, ' || { echo "avi info, N = 1: $("$AVI" info "$work/one.h5" | grep rows)"; bad=$((bad + 1)); }
 # auto on sphere-plate's rows every 1 us: 21 (avi_synchronized_every's
 # rule, tests/unit/test_energy_observable.c), the file's rows at that N.
 n=$("$PYTHON" -c 'import sys, h5py; print(int(h5py.File(sys.argv[1], "r")["/parameters/synchronized_every"][()]))' "$work/auto.h5")
