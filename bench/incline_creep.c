@@ -21,6 +21,7 @@
 #include "contact/contact_manager.h"
 #include "core/engine_internal.h"
 #include "core/model_internal.h"
+#include "../tests/physics/block_rig.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,15 +32,6 @@
 #define ETA1 1.0e-3
 #define ETA_INF 2.0e-4
 
-static const avi_solid_material block_mat = {1.0e6, 0.3, 1000.0};
-
-typedef struct {
-    avi_model *m;
-    avi_engine *e;
-    uint32_t first, count;
-    double mass, tilt;
-    avi_mesh plate, body;
-} rig;
 
 static void die(const char *what)
 {
@@ -47,14 +39,7 @@ static void die(const char *what)
     exit(1);
 }
 
-/* Plate coordinates p to world q (turned by the tilt about y) and back. */
-static void place(const rig *r, const double p[3], double q[3])
-{
-    double c = cos(r->tilt), s = sin(r->tilt);
-    q[0] = c * p[0] + s * p[2];
-    q[1] = p[1];
-    q[2] = -s * p[0] + c * p[2];
-}
+/* World q back to plate coordinates p (block_rig.h's place, inverted). */
 static void unplace(const rig *r, const double q[3], double p[3])
 {
     double c = cos(r->tilt), s = sin(r->tilt);
@@ -115,27 +100,6 @@ static void build(rig *r, int n, double mu, double tilt)
     r->e = avi_engine_create(r->m, &err);
     if (!r->e) die(err.message);
     for (uint32_t i = 0; i < r->count; i++) r->mass += avi_model_vertex_mass(r->m, r->first + i);
-}
-
-static void set_velocity(rig *r, double t, const double v[3])
-{
-    avi_vertex *V = r->e->model->vert;
-    for (uint32_t i = 0; i < r->count; i++) {
-        avi_vertex *q = &V[r->first + i];
-        for (int c = 0; c < 3; c++) {
-            q->x[c] += (t - q->tau) * q->v[c];
-            q->v[c] = v[c];
-        }
-        q->tau = t;
-    }
-}
-
-static double kinetic(const rig *r)
-{
-    const avi_vertex *V = r->e->model->vert;
-    double k = 0.0;
-    for (uint32_t i = 0; i < r->count; i++) k += 0.5 * v3_dot(V[r->first + i].v, V[r->first + i].v) / V[r->first + i].inv_mass;
-    return k;
 }
 
 static void advance(rig *r, double t)
@@ -202,9 +166,9 @@ int main(int argc, char **argv)
     double prev = 0.0;
     for (double t = h; t <= settle_t; t += h) {
         advance(&r, t);
-        double k = kinetic(&r);
+        double k = body_kinetic(&r);
         if (k < prev) {
-            set_velocity(&r, t, zero);
+            set_body_velocity(&r, t, zero);
             k = 0.0;
         }
         prev = k;
