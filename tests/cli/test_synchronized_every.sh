@@ -74,26 +74,26 @@ n=$("$PYTHON" -c 'import sys, h5py; print(int(h5py.File(sys.argv[1], "r")["/para
 [ "$n" = 21 ] || { echo "auto on sphere-plate: N = $n, expected 21"; bad=$((bad + 1)); }
 grep -q 'total and kinetic energy every 21)' "$work/auto.err" || { echo "auto banner: $(grep rows "$work/auto.err")"; bad=$((bad + 1)); }
 
-# SIGTERM mid-run, then resume: the file of an uninterrupted run (to 1 ms).
-long=(--set time.end=1e-3 --set output.frame_every=1e-4 --set contact.friction=0.3 --set output.synchronized_every=7)
+# SIGTERM mid-run, then resume: the file of an uninterrupted run (to 0.5 ms).
+long=(--set time.end=5e-4 --set output.frame_every=1e-4 --set contact.friction=0.3 --set output.synchronized_every=7)
 "$AVI" run sphere-plate "${long[@]}" -o "$work/long.h5" --quiet || { echo "long run failed"; bad=$((bad + 1)); }
-"$AVI" run sphere-plate "${long[@]}" --set output.checkpoint_every=5e-5 -o "$work/cut.h5" --quiet &
+"$AVI" run sphere-plate "${long[@]}" --set output.checkpoint_every=2.5e-5 -o "$work/cut.h5" --quiet &
 pid=$!
 for _ in $(seq 100); do
   [ -e "$work/cut.h5.ckpt" ] && break
   sleep 0.05
 done
-sleep 0.3
+sleep 0.2
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
 rc=$?
 if [ "$rc" -ne 130 ] && [ "$rc" -ne 143 ]; then echo "interrupted run: exit $rc (finished before SIGTERM?)"; bad=$((bad + 1)); fi
 "$AVI" resume "$work/cut.h5" --quiet 2> "$work/resume.err" || { echo "resume: $(cat "$work/resume.err")"; bad=$((bad + 1)); }
 "$PYTHON" "$ROOT/tests/cli/h5same.py" "$work/long.h5" "$work/cut.h5" || { echo "resumed run differs"; bad=$((bad + 1)); }
-# Extended: run to 0.5 ms (its last row synchronized), resume to 1 ms: the
-# run to 1 ms (that row is not one of its synchronized rows).
-"$AVI" run sphere-plate "${long[@]}" --set time.end=5e-4 -o "$work/ext.h5" --quiet || { echo "0.5 ms run failed"; bad=$((bad + 1)); }
-"$AVI" resume "$work/ext.h5" --set time.end=1e-3 --quiet 2> "$work/ext.err" || { echo "extension: $(cat "$work/ext.err")"; bad=$((bad + 1)); }
+# Extended: run to 0.25 ms (its last row synchronized), resume to 0.5 ms: the
+# run to 0.5 ms (that row is not one of its synchronized rows).
+"$AVI" run sphere-plate "${long[@]}" --set time.end=2.5e-4 -o "$work/ext.h5" --quiet || { echo "0.25 ms run failed"; bad=$((bad + 1)); }
+"$AVI" resume "$work/ext.h5" --set time.end=5e-4 --quiet 2> "$work/ext.err" || { echo "extension: $(cat "$work/ext.err")"; bad=$((bad + 1)); }
 "$PYTHON" "$ROOT/tests/cli/h5same.py" "$work/long.h5" "$work/ext.h5" || { echo "extended run differs"; bad=$((bad + 1)); }
 
 # Bad values: exit 2 naming the key.
