@@ -243,7 +243,8 @@ int avi_h5_copy_prefix(const char *old_path, avi_h5_writer *w, size_t rows, size
 char *avi_h5_read_text(const char *path, const char *dataset);
 
 /* `avi info`: prints a summary of an output file (live or finished): scene,
- * integrator, bodies, events, simulated time, relative total-energy drift
+ * integrator, threads (when recorded), bodies, events, simulated time and
+ * rows (and how many have the synchronized energy), relative total-energy drift
  * (max |E - E0| / |E0| and final), momentum error (max |p - p0| relative to
  * |p0|, for linear and angular momentum), minimum contact distance and
  * completion state. Returns AVI_OK, or a status with err filled when the file

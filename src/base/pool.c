@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,13 +302,23 @@ avi_pool *avi_pool_create(int threads, avi_error *err)
     VALGRIND_HG_DISABLE_CHECKING(&p->sleepers, sizeof p->sleepers);
     VALGRIND_HG_DISABLE_CHECKING(&p->main_asleep, sizeof p->main_asleep);
     VALGRIND_HG_DISABLE_CHECKING(&p->stop, sizeof p->stop);
+    /* Workers start with every signal blocked (they inherit the mask): a
+     * SIGINT or SIGTERM goes to the caller's thread, which stops the run at
+     * an event boundary, never to a worker mid-chunk. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int started = 1;
     for (int k = 1; k < threads; k++) {
         p->arg[k] = (struct worker_arg){p, k};
-        if (pthread_create(&p->tid[k], NULL, worker_main, &p->arg[k]) != 0) {
-            p->threads = k; /* the ones started */
-            avi_pool_destroy(p);
-            return avi_error_set(err, AVI_ERR_RUN, "cannot start thread %d of %d", k + 1, threads), NULL;
-        }
+        if (pthread_create(&p->tid[k], NULL, worker_main, &p->arg[k]) != 0) break;
+        started++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started < threads) {
+        p->threads = started; /* the ones started */
+        avi_pool_destroy(p);
+        return avi_error_set(err, AVI_ERR_RUN, "cannot start thread %d of %d", started + 1, threads), NULL;
     }
     return p;
 }

@@ -3,7 +3,9 @@
  * The calling thread takes part as worker 0; threads - 1 more workers wait
  * for work (spinning briefly, then blocked, so that more threads than cores
  * cost little). A call never waits for a worker that has not started on it:
- * a thread the scheduler keeps off the processor delays nothing. Which worker runs which chunk depends on timing: callers
+ * a thread the scheduler keeps off the processor delays nothing. The
+ * workers block every signal, so that signals sent to the process reach
+ * the caller's thread. Which worker runs which chunk depends on timing: callers
  * must make every result independent of it (per-item output slots, fixed
  * merge orders), which the chaos mode tests.
  *

@@ -316,6 +316,9 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     double *angular = read_all(&r, "/observables/angular_momentum/value", H5T_NATIVE_DOUBLE, &na, NULL);
     double *dist = read_all(&r, "/observables/min_contact_distance/value", H5T_NATIVE_DOUBLE, &nd, NULL);
     double *end = read_all(&r, "/parameters/end_time", H5T_NATIVE_DOUBLE, &nend, NULL);
+    size_t nth = 0;
+    int64_t *threads = exists(r.file, "/parameters/threads")
+                           ? read_all(&r, "/parameters/threads", H5T_NATIVE_INT64, &nth, NULL) : NULL;
     size_t nev = events ? tmp : 0;
     /* A live file may show a few more rows in one dataset than another. */
     size_t srows = nt < ne ? nt : ne, rows = row_time && nr < nev ? nr : nev;
@@ -325,6 +328,7 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     fprintf(out, "scene:                %s\n", scene && scene[0] ? scene : "(unnamed)");
     fprintf(out, "integrator:           %s\n", integrator ? integrator : "");
     fprintf(out, "program version:      %s\n", version ? version : "");
+    if (threads && nth == 1 && threads[0] > 0) fprintf(out, "threads:              %lld\n", (long long)threads[0]);
     fprintf(out, "bodies:               ");
     body_walk bw = {&r, out, 0, 0};
     if (exists(r.file, "/particles")) {
@@ -395,6 +399,7 @@ int avi_h5_info(const char *path, FILE *out, avi_error *err)
     free(completion);
     free(time);
     free(row_time);
+    free(threads);
     free(energy);
     free(events);
     free(by_kind);

@@ -3,8 +3,8 @@
 # scene key parallel.threads (in a file and by --set), avi.run(threads=N)
 # in Python; the option wins over the key, the key over the default, 1;
 # auto (option or key) is every processor the process may run on (under
-# taskset -c CPU: 1). The banner
-# and /parameters/threads record the count used; the resolved scene carries
+# taskset -c CPU: 1). The banner, /parameters/threads and `avi info`
+# give the count used; the resolved scene carries
 # the key only as set. Bad counts are exit 2 naming --threads or the key
 # (file:line). A run resumed with another count is accepted and ends with
 # the data of an uninterrupted run; every count gives the same bits.
@@ -53,6 +53,7 @@ else echo "no taskset: the affinity default is checked without it only"; fi
 
 # The option, the key (--set and in a file), and the option over the key.
 go opt --threads 3; expect "--threads 3" 3 "$work/opt.h5" "$work/opt.err"
+"$AVI" info "$work/opt.h5" | grep -q '^threads: *3$' || { echo "avi info: no 'threads: 3' line"; bad=$((bad + 1)); }
 go opt_eq --threads=2; expect "--threads=2" 2 "$work/opt_eq.h5" "$work/opt_eq.err"
 go key --set parallel.threads=5; expect "--set parallel.threads=5" 5 "$work/key.h5" "$work/key.err"
 go both --set parallel.threads=5 --threads 2; expect "--threads 2 over the key 5" 2 "$work/both.h5" "$work/both.err"

@@ -1,15 +1,20 @@
 /* The fork-join pool (base/pool.h): every item is visited exactly once, by
  * a worker number in range, for any thread count (more threads than cores
  * included) and under chaos; avi_pool_run calls each part once; bad
- * counts are refused; avi_cpu_count follows the affinity mask. */
+ * counts are refused; avi_cpu_count follows the affinity mask; a signal
+ * sent to the process from a worker is handled on the caller's thread. */
 #define _GNU_SOURCE
 #include "check_main.h"
 #include "base/pool.h"
 #include "avi/avi.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct {
     _Atomic unsigned *hits;
@@ -141,6 +146,54 @@ START_TEST(test_cpu_count)
 }
 END_TEST
 
+static pthread_t caller;
+static _Atomic int on_caller, elsewhere;
+
+static void note_thread(int sig)
+{
+    (void)sig;
+    if (pthread_equal(pthread_self(), caller)) atomic_fetch_add(&on_caller, 1);
+    else atomic_fetch_add(&elsewhere, 1);
+}
+
+/* Each worker but the caller sends the process a signal: Linux hands a
+ * process-directed signal to the sending thread when it does not block it,
+ * so only workers that block every signal leave it to the caller. */
+static void send_from_worker(void *ctx, int worker, int threads)
+{
+    (void)ctx;
+    (void)threads;
+    if (worker != 0) kill(getpid(), SIGUSR1);
+}
+
+START_TEST(test_signals_reach_the_caller)
+{
+    caller = pthread_self();
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = note_thread;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+    avi_error err;
+    avi_pool *p = avi_pool_create(8, &err);
+    ck_assert_ptr_nonnull(p);
+    sigset_t now;
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    ck_assert(!sigismember(&now, SIGUSR1)); /* the caller's mask is restored */
+    int sent = 0;
+    for (int round = 0; round < 50; round++) {
+        avi_pool_run(p, send_from_worker, NULL);
+        sent += 7;
+    }
+    for (int wait = 0; wait < 2000 && atomic_load(&on_caller) + atomic_load(&elsewhere) < sent; wait++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    /* Standard signals pending together merge: at least one per round. */
+    ck_assert_int_ge(atomic_load(&on_caller), 50);
+    ck_assert_int_eq(atomic_load(&elsewhere), 0);
+    avi_pool_destroy(p);
+    sigaction(SIGUSR1, &old, NULL);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -151,6 +204,7 @@ static Suite *pool_suite(void)
     tcase_add_test(tc, test_run_each_once);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_cpu_count);
+    tcase_add_test(tc, test_signals_reach_the_caller);
     suite_add_tcase(s, tc);
     return s;
 }
