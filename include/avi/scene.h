@@ -203,7 +203,8 @@
  *                 rows of one longer run; /parameters/synchronized_every holds
  *                 the N a run used
  *                 max_energy_growth >= 0, default 100: the run fails (a
- *                 blow-up) when at an energy row |E - E0| exceeds this
+ *                 blow-up) when at an energy row |E - E0| (E the total,
+ *                 the mid-step one on rows without it) exceeds this
  *                 many times the energy scale: kinetic + |elastic| +
  *                 |contact| + |external| at t = 0, at least
  *                 M (|g| L + (L / time.end)^2) with M the total mass and
