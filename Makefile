@@ -349,7 +349,7 @@ TEST_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 # The gcc tree first (every stage needs it; make would otherwise put off
 # whatever waits on its generated files until the other trees are built).
 test: deps
-	@mkdir -p $(B); rm -f $(TALLY); start=$$(date +%s); \
+	@mkdir -p $(B); rm -f $(TALLY); rm -rf $(B)/cli-queue; start=$$(date +%s); \
 	$(MAKE) -k $(TEST_J) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN); rc1=$$?; \
 	AVI_TEST_TALLY="$(abspath $(TALLY))" $(MAKE) -k $(TEST_J) \
 	  --output-sync=target --no-print-directory TEST_ALL_TREES=1 $(TEST_GOALS); rc=$$?; [ $$rc1 -eq 0 ] || rc=$$rc1; \
@@ -430,14 +430,19 @@ paraview-deps:
 	  fi; \
 	fi
 
-# The scripts in two jobs (odd and even places in the list), side by side
-# under make test.
-CLI_SCRIPTS := $(sort $(wildcard tests/cli/test_*.sh))
+# The scripts in two jobs side by side under make test, sharing one queue
+# (run_cli.sh's AVI_CLI_QUEUE): each job takes the next script not yet
+# taken, the slowest first (CLI_SLOW, seconds measured in make test), so
+# that the two end together whatever a script costs on the day.
+CLI_SLOW := threads contact_cli signals build paraview resume install synchronized_every full_disk
+CLI_SCRIPTS := $(wildcard $(foreach s,$(CLI_SLOW),tests/cli/test_$(s).sh)) \
+               $(filter-out $(CLI_SLOW:%=tests/cli/test_%.sh),$(sort $(wildcard tests/cli/test_*.sh)))
+CLI_QUEUE := $(B)/cli-queue/$(shell date +%s%N)
 .PHONY: test-cli-1 test-cli-2
 test-cli: test-cli-1 test-cli-2
 test-cli-1 test-cli-2: test-cli-%: programs shared paraview-deps | $(if $(TEST_ALL_TREES),$(ALL_TREES))
-	@set -- $$(printf '%s\n' $(CLI_SCRIPTS) | awk 'NR % 2 == $* % 2'); \
-	if [ $$# -gt 0 ]; then AVI_BIN=$(AVI) AVI_TEST_STAGE=test-cli tests/run_cli.sh "$$@"; fi
+	@mkdir -p $(CLI_QUEUE) && AVI_CLI_QUEUE=$(CLI_QUEUE) AVI_BIN=$(AVI) AVI_TEST_STAGE=test-cli \
+	  tests/run_cli.sh $(CLI_SCRIPTS)
 
 test-long: deps
 	@$(MAKE) --no-print-directory programs $(UNIT_BIN) $(PHYS_BIN)

@@ -6,12 +6,15 @@
 set -u
 cd "$(dirname "$0")/.."
 # AVI_BIN picks another build of the binary (the sanitizer build); arguments
-# pick test scripts (default: all).
+# pick test scripts (default: all). With AVI_CLI_QUEUE (a directory) several
+# runners given the same list share it: each runs the scripts it claims
+# first (mkdir of QUEUE/NAME, atomic), so each script runs once.
 avi=${AVI_BIN:-build/avi}; [[ $avi = /* ]] || avi="$PWD/$avi"
 export AVI="$avi" PYTHON=/usr/bin/python3 ROOT="$PWD"
 pass=0; fail=0; skip=0; failed=(); skipped=(); stage_start=$EPOCHSECONDS
 scripts=("$@"); [ ${#scripts[@]} -gt 0 ] || scripts=(tests/cli/test_*.sh)
 for t in "${scripts[@]}"; do
+  [ -z "${AVI_CLI_QUEUE:-}" ] || mkdir "$AVI_CLI_QUEUE/$(basename "$t")" 2>/dev/null || continue
   start=$EPOCHREALTIME
   bash "$t"; rc=$?
   if [ "$rc" -eq 0 ]; then pass=$((pass + 1))
