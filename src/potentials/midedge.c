@@ -193,6 +193,32 @@ static inline void l3_untranspose(lanes3 v, __m256d out[3])
     out[2] = _mm256_permute2f128_pd(a, c, 0x31);
 }
 
+/* The hinge frames of the three edges (hinge_frame, lane by lane): edge,
+ * wing vectors and normals, |e|, and tx, ty and 2 h per edge in memory for
+ * the scalar tangents. Shared by the gradient and the energy, so that both
+ * form second_form's bits. */
+typedef struct {
+    lanes3 e, f1, f2, n1, n2;
+    __m256d le, nn1, area2, h2;
+    double tx[4], ty[4];
+} frame_lanes;
+
+static inline __attribute__((always_inline)) void hinge_frames(frame_lanes *h, lanes3 q0, lanes3 q1, lanes3 q2,
+                                                               lanes3 q3)
+{
+    h->e = l3_sub(q1, q0);
+    h->f1 = l3_sub(q2, q0);
+    h->f2 = l3_sub(q3, q0);
+    h->n1 = l3_cross(h->e, h->f1);
+    h->n2 = l3_cross(h->f2, h->e);
+    h->le = _mm256_sqrt_pd(l3_dot(h->e, h->e));
+    h->nn1 = l3_dot(h->n1, h->n1);
+    _mm256_storeu_pd(h->ty, _mm256_div_pd(l3_dot(l3_cross(h->n2, h->n1), h->e), h->le));
+    _mm256_storeu_pd(h->tx, l3_dot(h->n1, h->n2));
+    h->area2 = _mm256_sqrt_pd(h->nn1);
+    h->h2 = _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(h->area2, h->le)); /* 2 h */
+}
+
 /* From the edge lanes of q0 = x_a, q1 = x_b, q2 = x_i, q3 = x_{3+i}
  * (a = i + 1, b = i + 2) and the DOF positions phi (read where the edge has
  * one) to the gradient, slot k's in g[k] as (x, y, z, 0). */
@@ -203,15 +229,11 @@ static inline __attribute__((always_inline)) void gradient_edges(const avi_mided
     /* Phase 1, everything but the angles: hinge_geometry and
      * hinge_theta_gradient of (x_a, x_b, x_i, x_{3+i}). */
     const __m256d one = _mm256_set1_pd(1.0), sgn = _mm256_set1_pd(-0.0);
-    lanes3 e = l3_sub(q1, q0), f1 = l3_sub(q2, q0), f2 = l3_sub(q3, q0);
-    lanes3 n1 = l3_cross(e, f1), n2 = l3_cross(f2, e);
-    __m256d le = _mm256_sqrt_pd(l3_dot(e, e));
-    __m256d nn1 = l3_dot(n1, n1), nn2 = l3_dot(n2, n2);
-    double ty[4], tx[4];
-    _mm256_storeu_pd(ty, _mm256_div_pd(l3_dot(l3_cross(n2, n1), e), le));
-    _mm256_storeu_pd(tx, l3_dot(n1, n2));
-    __m256d area2 = _mm256_sqrt_pd(nn1);
-    __m256d h2 = _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(area2, le)); /* 2 h */
+    frame_lanes h;
+    hinge_frames(&h, q0, q1, q2, q3);
+    lanes3 e = h.e, f1 = h.f1, f2 = h.f2, n1 = h.n1, n2 = h.n2;
+    __m256d le = h.le, nn1 = h.nn1, nn2 = l3_dot(n2, n2), area2 = h.area2, h2 = h.h2;
+    const double *tx = h.tx, *ty = h.ty;
     lanes3 nu = l3_cross(e, n1);
     __m256d inv = _mm256_div_pd(one, _mm256_mul_pd(le, area2));
     __m256d ee = _mm256_mul_pd(le, le);
@@ -301,8 +323,8 @@ void avi_midedge_gradient_lanes(const avi_midedge *p, const __m256d x[AVI_MIDEDG
     gradient_edges(p, q0, q1, q2, q3, phi, g);
 }
 
-/* The energy from the edge lanes: gradient_edges' phase 1 up to the
- * hinge frame (tx, ty, 2 h), the tangents, then form_change and density
+/* The energy from the edge lanes: the hinge frames (tx, ty, 2 h), the
+ * tangents, then form_change and density
  * as avi_midedge_energy_scalar; bitwise its value. The observables take an
  * energy of every potential at every row, most of it here. */
 double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS][3])
@@ -311,14 +333,12 @@ double avi_midedge_energy(const avi_midedge *p, const double x[AVI_MIDEDGE_SLOTS
     for (int a = 0; a < 6; a++) xv[a] = _mm256_setr_pd(x[a][0], x[a][1], x[a][2], 0.0);
     lanes3 q2 = l3_transpose(xv[0], xv[1], xv[2]), q3 = l3_transpose(xv[3], xv[4], xv[5]);
     lanes3 q0 = L3_PERMUTE(q2, 0x49), q1 = L3_PERMUTE(q2, 0x92);
-    lanes3 e = l3_sub(q1, q0), f1 = l3_sub(q2, q0), f2 = l3_sub(q3, q0);
-    lanes3 n1 = l3_cross(e, f1), n2 = l3_cross(f2, e);
-    __m256d le = _mm256_sqrt_pd(l3_dot(e, e));
-    double ty[4], tx[4], h2[4], II[3], D[3];
-    _mm256_storeu_pd(ty, _mm256_div_pd(l3_dot(l3_cross(n2, n1), e), le));
-    _mm256_storeu_pd(tx, l3_dot(n1, n2));
-    _mm256_storeu_pd(h2, _mm256_mul_pd(_mm256_set1_pd(2.0), _mm256_div_pd(_mm256_sqrt_pd(l3_dot(n1, n1)), le)));
-    for (int i = 0; i < 3; i++) II[i] = h2[i] * avi_midedge_tan_alpha(p->mode[i], p->sign[i], x[6 + i][0], tx[i], ty[i]);
+    frame_lanes h;
+    hinge_frames(&h, q0, q1, q2, q3);
+    double h2[4], II[3], D[3];
+    _mm256_storeu_pd(h2, h.h2);
+    for (int i = 0; i < 3; i++)
+        II[i] = h2[i] * avi_midedge_tan_alpha(p->mode[i], p->sign[i], x[6 + i][0], h.tx[i], h.ty[i]);
     form_change(p, II, D);
     return density(p, D);
 }

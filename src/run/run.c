@@ -51,7 +51,6 @@ struct avi_run {
     double wall_start;
     int io_failed;
     int threads;               /* the engine's: option, scene key or default */
-    long long sync_every;      /* rows per row with the synchronized pair (output.synchronized_every) */
     char run_id[AVI_RUN_ID_SIZE]; /* ties the output and its checkpoints */
     char checkpoint[4096];     /* checkpoint path */
     avi_checkpoint_info ckpt;
@@ -356,10 +355,10 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     /* The scene's count, else the one the output being continued used
      * (auto's rule may change between versions), else auto's (a file from
      * before the key has every row synchronized: the copy keeps the rule's). */
-    r->sync_every = scene->output.synchronized_every;
-    if (r->sync_every <= 0 && resume) r->sync_every = avi_h5_read_synchronized_every(r->files.path[AVI_OUT_ASIDE]);
-    if (r->sync_every <= 0) r->sync_every = avi_synchronized_every(r->engine, scene->output.energy_every);
-    r->so.layout.synchronized_every = r->sync_every;
+    long long every = scene->output.synchronized_every;
+    if (every <= 0 && resume) every = avi_h5_read_synchronized_every(r->files.path[AVI_OUT_ASIDE]);
+    if (every <= 0) every = avi_synchronized_every(r->engine, scene->output.energy_every);
+    r->so.layout.synchronized_every = every;
     if ((rc = set_provenance(r, opt, resume != NULL, err))) return rc;
     r->writer = avi_h5_create(&r->so.layout, err);
     if (!r->writer) return err->status = AVI_ERR_RUN;
