@@ -27,6 +27,7 @@
 #include "base/pool.h"
 #include "core/engine_internal.h"
 #include "core/group_tick.h"
+#include "core/time_slice.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,11 @@ static int run_mode(avi_model *m, const avi_vertex *start, double t_end, int thr
     double wall = bench_now() - t0, cpu = bench_cpu() - c0;
     uint64_t events = avi_engine_events_total(e), ticks, members, seam, undone;
     avi_group_tick_stats(e, &ticks, &members, &seam, &undone);
+    uint64_t slices, sliced, kept; /* time slices (core/time_slice.h) count as ticks */
+    avi_slice_stats(e, &slices, &sliced, &kept);
+    ticks += slices;
+    members += sliced;
+    seam += kept;
     *st = (run_stats){wall, events, ticks, members, seam};
     int same = serial_end ? memcmp(serial_end, m->vert, n * sizeof *m->vert) == 0 : 1;
     if (end_out) memcpy(end_out, m->vert, n * sizeof *m->vert);

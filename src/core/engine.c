@@ -6,6 +6,7 @@
 #include "core/damping.h"
 #include "core/group_tick.h"
 #include "core/refine.h"
+#include "core/time_slice.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@ int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
     return rc;
 }
 #define engine_fail avi_engine_fail /* its name in this file */
+#define blow_up avi_engine_blow_up
 
 /* What an event may touch: vertex records and potential records. */
 static size_t working_set_bytes(const avi_model *m)
@@ -148,6 +150,7 @@ static void events_destroy(avi_engine *e)
     avi_groups_free(&e->groups);
     free(e->tie);
     avi_group_tick_free(e);
+    avi_slice_free(e);
 }
 
 void avi_engine_destroy(avi_engine *e)
@@ -260,7 +263,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const avi_model
     if (near) prefetch_vertices(m, near->id);
 }
 
-static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
+int avi_engine_blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
 {
     char verts[96] = "";
     int k = 0;
@@ -562,6 +565,52 @@ static int next_tick(avi_engine *e, const avi_clock_group *gr, const uint32_t *m
     return AVI_OK;
 }
 
+/* Every entry at the top's time t, when they are a slice for the threads
+ * (core/time_slice.h): each group cursor at its first member, at least
+ * AVI_SLICE_PARALLEL_MIN events, no contact, damping or refinement (the
+ * caller's checks). Returns 1 when it ran them and rescheduled every
+ * entry, 0 when they must run serially (nothing changed), or an error
+ * status (the engine's error set). */
+static int run_slice(avi_engine *e, double t, uint64_t *counts)
+{
+    avi_twolevel_queue *q = &e->queue;
+    avi_clock_groups *groups = &e->groups;
+    avi_event ent[AVI_SLICE_ENTRIES_MAX];
+    size_t k = 0;
+    uint64_t events = 0;
+    for (const avi_event *x; (x = avi_tl_peek(q, k)) && x->t == t; k++) {
+        if (k == AVI_SLICE_ENTRIES_MAX || (x->id >> AVI_ID_KIND_SHIFT) >= AVI_MODEL_KINDS) return 0;
+        if (x->n & AVI_GROUP_CURSOR) {
+            const avi_clock_group *gr = &groups->group[avi_group_of(groups, x->id)];
+            if (gr->pos != 0) return 0;
+            events += gr->count;
+        } else {
+            events++;
+        }
+        ent[k] = *x;
+    }
+    if (events < AVI_SLICE_PARALLEL_MIN) return 0;
+    int rc = avi_slice_run(e, ent, k, t, counts);
+    if (rc != AVI_OK) return rc;
+    for (size_t a = 0; a < k; a++) {
+        avi_event x, next;
+        avi_tl_pop(q, &x);
+        if (x.n & AVI_GROUP_CURSOR) {
+            const avi_clock_group *gr = &groups->group[avi_group_of(groups, x.id)];
+            rc = next_tick(e, gr, groups->member + gr->first, x.n & ~AVI_GROUP_CURSOR, &next);
+        } else {
+            unsigned kind = x.id >> AVI_ID_KIND_SHIFT;
+            uint32_t i = x.id & AVI_ID_INDEX_MASK;
+            if (x.n + 1 >= AVI_GROUP_CURSOR)
+                rc = engine_fail(e, AVI_ERR_RUN, "%s %u: step counter overflow", avi_kind_name((avi_kind)kind), i);
+            next = (avi_event){(double)(x.n + 1) * avi_kind_dt(kind, avi_kind_record(e->model, kind, i)), x.id, x.n + 1};
+        }
+        if (rc == AVI_OK && avi_tl_push(q, next)) rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
+        if (rc != AVI_OK) return rc;
+    }
+    return 1;
+}
+
 static void tie_sift_down(avi_event *h, size_t n, size_t i)
 {
     avi_event x = h[i];
@@ -804,6 +853,18 @@ static int events_advance(avi_engine *e, double t_stop)
             rc = AVI_INTERRUPTED;
             goto out;
         }
+        if (e->pool && !cm && kd == 0.0 && ev.t > t_last) {
+            /* A new time: all of its events on the threads, when they are many. */
+            int ran = run_slice(e, ev.t, counts);
+            if (ran == 1) {
+                t_last = ev.t;
+                continue;
+            }
+            if (ran != 0) {
+                rc = ran;
+                goto out;
+            }
+        }
         t_last = ev.t;
         unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
         uint32_t i = ev.id & AVI_ID_INDEX_MASK;
@@ -995,6 +1056,7 @@ int avi_engine_set_threads(avi_engine *e, int threads)
     if (e->pool && avi_pool_threads(e->pool) == threads) return AVI_OK;
     avi_pool_destroy(e->pool);
     e->pool = NULL;
+    avi_slice_free(e); /* its parts are cut for the pool */
     /* One thread needs no pool, unless chaos (AVI_CHAOS_SEED, base/pool.h)
      * asks the parallel paths to run on it. */
     const char *chaos = getenv("AVI_CHAOS_SEED");

@@ -40,7 +40,12 @@ static inline void avi_check_speed(avi_contact_clock *cm, const avi_vertex *V, c
         }
 }
 
-/* Drifts one vertex record to t: x += (t - tau) v, tau := t. */
+/* Drifts one vertex record to t: x += (t - tau) v, tau := t. A record
+ * already at t keeps x as it is: x + 0 v would turn -0.0 into +0.0 (v >= 0)
+ * or x into NaN (v not finite), so that every event at t would read
+ * positions that depend on how many events drifted the record before it,
+ * and so on how the events at t are run (one drift per group tick or one
+ * per member, serially or on threads, core/time_slice.h). */
 #ifdef __AVX2__
 /* The record's first half is (x, tau), its second (v, 1/m): one multiply
  * and one add per half record, rounded as the scalar code (no fused
@@ -49,7 +54,9 @@ static inline __m256d avi_drift_record(avi_vertex *p, __m256d tt)
 {
     __m256d xt = _mm256_loadu_pd(p->x), vm = _mm256_loadu_pd(p->v);
     __m256d h = _mm256_sub_pd(tt, _mm256_permute4x64_pd(xt, 0xFF));
-    __m256d nx = _mm256_blend_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), tt, 0x8);
+    __m256d moved = _mm256_blendv_pd(_mm256_add_pd(xt, _mm256_mul_pd(h, vm)), xt,
+                                     _mm256_cmp_pd(h, _mm256_setzero_pd(), _CMP_EQ_OQ));
+    __m256d nx = _mm256_blend_pd(moved, tt, 0x8);
     _mm256_storeu_pd(p->x, nx);
     return nx;
 }
@@ -57,9 +64,11 @@ static inline __m256d avi_drift_record(avi_vertex *p, __m256d tt)
 static inline void avi_drift_record(avi_vertex *p, double t)
 {
     double h = t - p->tau;
-    p->x[0] += h * p->v[0];
-    p->x[1] += h * p->v[1];
-    p->x[2] += h * p->v[2];
+    if (h != 0.0) {
+        p->x[0] += h * p->v[0];
+        p->x[1] += h * p->v[1];
+        p->x[2] += h * p->v[2];
+    }
     p->tau = t;
 }
 #endif

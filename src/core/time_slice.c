@@ -1,0 +1,591 @@
+/* Time slices on the engine's threads (core/time_slice.h). */
+#include "core/time_slice.h"
+#include "base/pool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(AVI_STENCIL_MAX <= 16, "a seam mask has a bit per stencil slot");
+
+/* A kick kept for the seam: record `rec` gets v -= w M^-1 g once the parts
+ * are done, in member id order. */
+typedef struct {
+    double g[3];
+    double w;
+    uint32_t id, rec;
+} seam_kick;
+
+typedef struct {
+    seam_kick *kick;
+    size_t n, cap;
+    uint32_t *ids;   /* the part's members of a slice of several entries, merged in id order */
+    uint8_t *entry;  /* the entry each came from */
+    size_t ids_cap;
+    uint64_t counts[AVI_KIND_COUNT];
+    int finite;
+    char pad[64];    /* parts are written by different threads */
+} slice_part;
+
+struct avi_slice_par {
+    int nparts;
+    uint8_t *part_of;    /* by potential number (clock_groups.h's offset + index) */
+    uint16_t *seam_mask; /* by potential number: bit c set when slot c's record is in the seam */
+    uint32_t *pmem;      /* each group's members by part, in id order within a part */
+    uint32_t *pstart;    /* group g, part k: pmem[pstart[g (P + 1) + k] .. pstart[g (P + 1) + k + 1]) */
+    uint32_t *pkept;     /* group g, part k: the kicks its members keep for the seam */
+    uint32_t *seam;      /* each group's seam records */
+    uint32_t *seam_start; /* group g: seam[seam_start[g] .. seam_start[g + 1]) */
+    slice_part *part;
+    uint64_t slices, events, kept;
+};
+
+void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam)
+{
+    const struct avi_slice_par *sp = e->slice;
+    *slices = sp ? sp->slices : 0;
+    *events = sp ? sp->events : 0;
+    *seam = sp ? sp->kept : 0;
+}
+
+void avi_slice_free(avi_engine *e)
+{
+    struct avi_slice_par *sp = e->slice;
+    if (!sp) return;
+    for (int k = 0; k < sp->nparts; k++) {
+        free(sp->part[k].kick);
+        free(sp->part[k].ids);
+        free(sp->part[k].entry);
+    }
+    free(sp->part);
+    free(sp->part_of);
+    free(sp->seam_mask);
+    free(sp->pmem);
+    free(sp->pstart);
+    free(sp->pkept);
+    free(sp->seam);
+    free(sp->seam_start);
+    free(sp);
+    e->slice = NULL;
+}
+
+static inline size_t potential_number(const avi_clock_groups *g, uint32_t id)
+{
+    return g->offset[id >> AVI_ID_KIND_SHIFT] + (id & AVI_ID_INDEX_MASK);
+}
+
+/* The parts: potentials by the vertex number of their first slot, cut where
+ * the running sum of 1 / dt (events per second) passes k / P of the total
+ * (under chaos, random fractions: the bits must not depend on the cut). */
+static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp, uint64_t chaos)
+{
+    size_t nrec = avi_model_record_count(m);
+    double *rate = calloc(nrec + 1, sizeof *rate);
+    uint8_t *vpart = malloc(nrec + 1);
+    if (!rate || !vpart) {
+        free(rate);
+        free(vpart);
+        return -1;
+    }
+    double total = 0.0;
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
+            const uint32_t *s;
+            avi_model_stencil(m, (avi_kind)k, i, &s);
+            double r = 1.0 / avi_model_time_step(m, (avi_kind)k, i);
+            rate[s[0]] += r;
+            total += r;
+        }
+    double cut[AVI_SLICE_PARTS_MAX];
+    for (int k = 0; k < sp->nparts; k++) cut[k] = (double)(k + 1) / sp->nparts;
+    if (chaos) { /* sorted random fractions */
+        uint64_t x = chaos * 0x9E3779B97F4A7C15ull;
+        for (int k = 0; k + 1 < sp->nparts; k++) {
+            x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 29;
+            cut[k] = (double)(x >> 11) / 9007199254740992.0;
+        }
+        for (int a = 1; a + 1 < sp->nparts; a++)
+            for (int b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
+                double c = cut[b]; cut[b] = cut[b - 1]; cut[b - 1] = c;
+            }
+    }
+    double run = 0.0;
+    int part = 0;
+    for (size_t v = 0; v < nrec; v++) {
+        while (part + 1 < sp->nparts && run >= cut[part] * total) part++;
+        vpart[v] = (uint8_t)part;
+        run += rate[v];
+    }
+    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            const uint32_t *s;
+            avi_model_stencil(m, (avi_kind)k, i, &s);
+            sp->part_of[g->offset[k] + i] = vpart[s[0]];
+        }
+    free(rate);
+    free(vpart);
+    return 0;
+}
+
+/* The seam: records that potentials of two parts touch; each potential's
+ * mask of its slots there. */
+static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
+{
+    enum { NONE = 0xFF, SEAM = 0xFE };
+    size_t nrec = avi_model_record_count(m);
+    uint8_t *owner = malloc(nrec + 1);
+    if (!owner) return -1;
+    memset(owner, NONE, nrec + 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < AVI_MODEL_KINDS; k++)
+            for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+                if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
+                const uint32_t *s;
+                int ns = avi_model_stencil(m, (avi_kind)k, i, &s);
+                uint8_t part = sp->part_of[g->offset[k] + i];
+                uint16_t mask = 0;
+                for (int a = 0; a < ns; a++) {
+                    uint8_t *o = &owner[s[a]];
+                    if (pass == 0) *o = *o == NONE ? part : *o == part ? part : SEAM;
+                    else if (*o == SEAM) mask |= (uint16_t)(1u << a);
+                }
+                if (pass == 1) sp->seam_mask[g->offset[k] + i] = mask;
+            }
+    free(owner);
+    return 0;
+}
+
+/* Each group's members by part, the kicks they keep, and the group's seam
+ * records (each once). */
+static int group_lists(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
+{
+    const size_t P = (size_t)sp->nparts;
+    size_t nmem = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++)
+        if (g->group[k].first + g->group[k].count > nmem) nmem = g->group[k].first + g->group[k].count;
+    size_t nrec = avi_model_record_count(m);
+    uint32_t *stamp = calloc(nrec + 1, sizeof *stamp);
+    sp->pmem = malloc((nmem + 1) * sizeof *sp->pmem);
+    sp->pstart = calloc((size_t)g->ngroup * (P + 1) + 1, sizeof *sp->pstart);
+    sp->pkept = calloc((size_t)g->ngroup * P + 1, sizeof *sp->pkept);
+    sp->seam_start = calloc((size_t)g->ngroup + 1, sizeof *sp->seam_start);
+    size_t nseam = 0, cap = 1024;
+    sp->seam = malloc(cap * sizeof *sp->seam);
+    if (!stamp || !sp->pmem || !sp->pstart || !sp->pkept || !sp->seam_start || !sp->seam) {
+        free(stamp);
+        return -1;
+    }
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        const avi_clock_group *gr = &g->group[k];
+        const uint32_t *mem = g->member + gr->first;
+        uint32_t *ps = sp->pstart + (size_t)k * (P + 1);
+        uint32_t count[AVI_SLICE_PARTS_MAX + 1] = {0};
+        for (uint32_t a = 0; a < gr->count; a++) {
+            size_t pn = potential_number(g, mem[a]);
+            count[sp->part_of[pn] + 1]++;
+            sp->pkept[(size_t)k * P + sp->part_of[pn]] += (uint32_t)__builtin_popcount(sp->seam_mask[pn]);
+        }
+        for (size_t p = 0; p < P; p++) count[p + 1] += count[p];
+        for (size_t p = 0; p <= P; p++) ps[p] = gr->first + count[p];
+        for (uint32_t a = 0; a < gr->count; a++) /* stable: id order within a part */
+            sp->pmem[gr->first + count[sp->part_of[potential_number(g, mem[a])]]++] = mem[a];
+        sp->seam_start[k] = (uint32_t)nseam;
+        for (uint32_t a = 0; a < gr->count; a++) {
+            size_t pn = potential_number(g, mem[a]);
+            if (!sp->seam_mask[pn]) continue;
+            const uint32_t *s;
+            int ns = avi_model_stencil(m, (avi_kind)(mem[a] >> AVI_ID_KIND_SHIFT), mem[a] & AVI_ID_INDEX_MASK, &s);
+            for (int c = 0; c < ns; c++) {
+                if (!(sp->seam_mask[pn] >> c & 1) || stamp[s[c]] == k + 1) continue;
+                stamp[s[c]] = k + 1;
+                if (nseam == cap) {
+                    uint32_t *ns2 = realloc(sp->seam, 2 * cap * sizeof *ns2);
+                    if (!ns2) {
+                        free(stamp);
+                        return -1;
+                    }
+                    sp->seam = ns2;
+                    cap *= 2;
+                }
+                sp->seam[nseam++] = s[c];
+            }
+        }
+    }
+    sp->seam_start[g->ngroup] = (uint32_t)nseam;
+    free(stamp);
+    return 0;
+}
+
+/* The parts of the engine's pool (one per thread; chaos: 1 to 8). NULL
+ * when out of memory. */
+static struct avi_slice_par *build_parts(const avi_engine *e)
+{
+    const avi_model *m = e->model;
+    const avi_clock_groups *g = &e->groups;
+    struct avi_slice_par *sp = calloc(1, sizeof *sp);
+    if (!sp) return NULL;
+    uint64_t chaos = avi_pool_chaos(e->pool);
+    int threads = avi_pool_threads(e->pool);
+    sp->nparts = chaos ? 1 + (int)(chaos % 8) : threads < AVI_SLICE_PARTS_MAX ? threads : AVI_SLICE_PARTS_MAX;
+    size_t npot = g->npotential;
+    if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
+        !(sp->part = calloc((size_t)sp->nparts, sizeof *sp->part)) || assign_parts(m, g, sp, chaos) ||
+        mark_seam(m, g, sp) || group_lists(m, g, sp)) {
+        struct avi_engine *me = (struct avi_engine *)e; /* avi_slice_free takes it from the engine */
+        me->slice = sp;
+        avi_slice_free(me);
+        return NULL;
+    }
+    return sp;
+}
+
+typedef struct {
+    avi_engine *e;
+    struct avi_slice_par *sp;
+    const avi_event *ev;
+    size_t k;
+    double t;
+    double half[AVI_SLICE_ENTRIES_MAX];
+} slice_job;
+
+/* avi_kick on one record, its gradient read from memory (group_tick.c's
+ * kick_one: the same arithmetic as avi_kick, so the same bits). */
+static inline void kick_one(avi_vertex *p, double w, const double g[3])
+{
+#ifdef __AVX2__
+    const double g4[4] = {g[0], g[1], g[2], 0.0};
+    avi_kick_record(p, _mm256_set1_pd(w), _mm256_loadu_pd(g4));
+#else
+    double s = w * p->inv_mass;
+    p->v[0] -= s * g[0];
+    p->v[1] -= s * g[1];
+    p->v[2] -= s * g[2];
+#endif
+}
+
+static inline void keep(slice_part *part, uint32_t id, uint32_t rec, double w, const double g[3])
+{
+    seam_kick *k = &part->kick[part->n++]; /* room reserved by avi_slice_run */
+    k->g[0] = g[0];
+    k->g[1] = g[1];
+    k->g[2] = g[2];
+    k->w = w;
+    k->id = id;
+    k->rec = rec;
+}
+
+/* One event of a part: drift the records only this part touches (a record
+ * in the seam is at t already), gradient, kick them, keep the seam's
+ * kicks. Returns the impulse's component sum (the blow-up check); `kind` a
+ * constant where inlined. */
+static inline __attribute__((always_inline)) double member(const avi_model *m, const uint16_t *seam_mask,
+                                                           slice_part *part, unsigned kind, uint32_t id, double t,
+                                                           double half, size_t pn)
+{
+    avi_vertex *V = m->vert;
+    const void *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
+    const uint32_t *s = avi_kind_stencil(kind, rec);
+    const int ns = avi_kind_slots(kind);
+    const double w = half * avi_kind_dt(kind, rec);
+    const unsigned mask = seam_mask[pn];
+#ifdef __AVX2__
+    if (avi_kind_has_lanes(kind)) {
+        __m256d xv[AVI_STENCIL_MAX], gv[AVI_STENCIL_MAX], sum = _mm256_setzero_pd();
+        const __m256d tt = _mm256_set1_pd(t), ww = _mm256_set1_pd(w);
+        for (int c = 0; c < ns; c++)
+            xv[c] = mask >> c & 1 ? _mm256_loadu_pd(V[s[c]].x) : avi_drift_record(&V[s[c]], tt);
+        avi_kind_gradient_lanes(kind, rec, xv, gv);
+        for (int c = 0; c < ns; c++) {
+            if (mask >> c & 1) {
+                double g[4];
+                _mm256_storeu_pd(g, gv[c]);
+                keep(part, id, s[c], w, g);
+            } else {
+                avi_kick_record(&V[s[c]], ww, gv[c]);
+            }
+            sum = _mm256_add_pd(sum, gv[c]);
+        }
+        return avi_lane_sum(sum);
+    }
+#endif
+    double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
+    for (int c = 0; c < ns; c++) {
+        avi_vertex *p = &V[s[c]];
+        if (!(mask >> c & 1)) {
+#ifdef __AVX2__
+            (void)avi_drift_record(p, _mm256_set1_pd(t));
+#else
+            avi_drift_record(p, t);
+#endif
+        }
+        x[c][0] = p->x[0];
+        x[c][1] = p->x[1];
+        x[c][2] = p->x[2];
+    }
+    avi_kind_gradient(kind, rec, (const double (*)[3])x, g);
+    double sum = 0.0;
+    for (int c = 0; c < ns; c++) {
+        if (mask >> c & 1) keep(part, id, s[c], w, g[c]);
+        else kick_one(&V[s[c]], w, g[c]);
+        sum += g[c][0] + g[c][1] + g[c][2];
+    }
+    return sum;
+}
+
+/* Past the L2 cache a load costs 50-100 ns: the record of the member
+ * PREFETCH_RECORD ahead, the vertices of the one PREFETCH_VERTICES ahead
+ * (its record has arrived), as the serial loop (engine.c). */
+#define PREFETCH_RECORD 8
+#define PREFETCH_VERTICES 4
+static inline __attribute__((always_inline)) void prefetch_member(const avi_model *m, uint32_t id, int vertices)
+{
+    unsigned kind = id >> AVI_ID_KIND_SHIFT;
+    if (kind >= AVI_MODEL_KINDS || !(avi_kind_flags(kind) & AVI_KIND_ELASTIC)) return;
+    const char *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
+    if (!vertices) {
+        size_t size = avi_kind_record_size(kind);
+        for (size_t o = 0; o < size; o += 64) __builtin_prefetch(rec + o);
+        __builtin_prefetch(rec + size - 1);
+        return;
+    }
+    const uint32_t *s = avi_kind_stencil(kind, rec);
+    for (int a = 0; a < avi_kind_slots(kind); a++) __builtin_prefetch(&m->vert[s[a]], 1);
+}
+
+/* Part k's members of entry j (a group cursor or a single clock). */
+static inline const uint32_t *entry_members(const avi_engine *e, const struct avi_slice_par *sp, const avi_event *x,
+                                            size_t k, uint32_t *n)
+{
+    const avi_clock_groups *g = &e->groups;
+    if (x->n & AVI_GROUP_CURSOR) {
+        const uint32_t *ps = sp->pstart + (size_t)avi_group_of(g, x->id) * ((size_t)sp->nparts + 1);
+        *n = ps[k + 1] - ps[k];
+        return sp->pmem + ps[k];
+    }
+    *n = sp->part_of[potential_number(g, x->id)] == k;
+    return &x->id;
+}
+
+/* Merges k lists of ids, each ascending (list[a], left[a] long), into ids,
+ * with the list each came from in from: a binary heap of the lists' heads. */
+static void merge(const uint32_t **list, uint32_t *left, size_t k, uint32_t *ids, uint8_t *from)
+{
+    uint8_t heap[AVI_SLICE_ENTRIES_MAX];
+    size_t n = 0;
+    for (size_t a = 0; a < k; a++) {
+        if (!left[a]) continue;
+        size_t c = n++; /* sift up */
+        while (c > 0 && *list[heap[(c - 1) / 2]] > *list[a]) {
+            heap[c] = heap[(c - 1) / 2];
+            c = (c - 1) / 2;
+        }
+        heap[c] = (uint8_t)a;
+    }
+    size_t out = 0;
+    while (n > 0) {
+        uint8_t a = heap[0];
+        ids[out] = *list[a]++;
+        from[out++] = a;
+        uint8_t x = --left[a] ? a : heap[--n];
+        size_t c = 0; /* sift x down from the root */
+        for (;;) {
+            size_t l = 2 * c + 1;
+            if (l >= n) break;
+            if (l + 1 < n && *list[heap[l + 1]] < *list[heap[l]]) l++;
+            if (*list[heap[l]] >= *list[x]) break;
+            heap[c] = heap[l];
+            c = l;
+        }
+        if (n > 0) heap[c] = x;
+    }
+}
+
+/* Part k of the slice: its members in id order (a merge of its entries). */
+static void run_part(void *ctx, size_t kb, size_t ke, int worker)
+{
+    (void)worker;
+    const slice_job *j = ctx;
+    const avi_engine *e = j->e;
+    const avi_model *m = e->model;
+    const struct avi_slice_par *sp = j->sp;
+    const int prefetch = e->prefetch;
+    for (size_t k = kb; k < ke; k++) {
+        slice_part *part = &sp->part[k];
+        const uint32_t *ids;
+        const uint8_t *entry = NULL;
+        uint32_t n;
+        if (j->k == 1) {
+            ids = entry_members(e, sp, &j->ev[0], k, &n);
+        } else {
+            const uint32_t *list[AVI_SLICE_ENTRIES_MAX];
+            uint32_t left[AVI_SLICE_ENTRIES_MAX];
+            n = 0;
+            for (size_t a = 0; a < j->k; a++) {
+                list[a] = entry_members(e, sp, &j->ev[a], k, &left[a]);
+                n += left[a];
+            }
+            merge(list, left, j->k, part->ids, part->entry);
+            ids = part->ids;
+            entry = part->entry;
+        }
+        double total = 0.0;
+        for (uint32_t p = 0; p < n; p++) {
+            if (prefetch) {
+                if (p + PREFETCH_RECORD < n) prefetch_member(m, ids[p + PREFETCH_RECORD], 0);
+                if (p + PREFETCH_VERTICES < n) prefetch_member(m, ids[p + PREFETCH_VERTICES], 1);
+            }
+            uint32_t id = ids[p];
+            unsigned kind = id >> AVI_ID_KIND_SHIFT;
+            double half = j->half[entry ? entry[p] : 0];
+            size_t pn = potential_number(&e->groups, id);
+            switch (kind) { /* one straight path per kind */
+#define MEMBER(K, ...) case K: total += member(m, sp->seam_mask, part, K, id, j->t, half, pn); break;
+                AVI_POTENTIAL_KINDS(MEMBER)
+#undef MEMBER
+            default: total = NAN; break;
+            }
+            part->counts[kind]++;
+        }
+        part->finite = isfinite(total);
+    }
+}
+
+/* A slice whose impulse sums were not all finite: the first event, in the
+ * serial order, whose own sum is not (none: only a part's total
+ * overflowed); the events after it do not count, as in the serial loop. */
+__attribute__((cold, noinline)) static int slice_blow_up(avi_engine *e, const avi_event *ev, size_t k, double t,
+                                                         uint64_t *counts)
+{
+    const avi_model *m = e->model;
+    const avi_clock_groups *g = &e->groups;
+    const uint32_t *list[AVI_SLICE_ENTRIES_MAX];
+    uint32_t left[AVI_SLICE_ENTRIES_MAX];
+    for (size_t a = 0; a < k; a++) {
+        if (ev[a].n & AVI_GROUP_CURSOR) {
+            const avi_clock_group *gr = &g->group[avi_group_of(g, ev[a].id)];
+            list[a] = g->member + gr->first;
+            left[a] = gr->count;
+        } else {
+            list[a] = &ev[a].id;
+            left[a] = 1;
+        }
+    }
+    uint64_t seen[AVI_KIND_COUNT] = {0};
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t a = 0; a < k; a++)
+            if (left[a] && (best == SIZE_MAX || *list[a] < *list[best])) best = a;
+        if (best == SIZE_MAX) break;
+        uint32_t id = *list[best]++;
+        left[best]--;
+        unsigned kind = id >> AVI_ID_KIND_SHIFT;
+        uint32_t i = id & AVI_ID_INDEX_MASK;
+        seen[kind]++;
+        const uint32_t *s;
+        int ns = avi_model_stencil(m, (avi_kind)kind, i, &s);
+        double x[AVI_STENCIL_MAX][3], gr[AVI_STENCIL_MAX][3], sum = 0.0;
+        avi_gather(m->vert, s, ns, x);
+        avi_kind_gradient(kind, avi_kind_record(m, kind, i), (const double (*)[3])x, gr);
+        for (int c = 0; c < ns; c++) sum += gr[c][0] + gr[c][1] + gr[c][2];
+        if (!isfinite(sum)) {
+            for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += seen[c];
+            return avi_engine_blow_up(e, kind, i, t, s, avi_kind_vertices(kind));
+        }
+    }
+    for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += seen[c];
+    return AVI_OK;
+}
+
+int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts)
+{
+    if (!e->slice && !(e->slice = build_parts(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+    struct avi_slice_par *sp = e->slice;
+    const avi_model *m = e->model;
+    const avi_clock_groups *g = &e->groups;
+    const size_t P = (size_t)sp->nparts;
+    slice_job j = {e, sp, ev, k, t, {0}};
+    /* Room for every part's merged members and kept kicks, before anything
+     * changes: the parts cannot fail. */
+    for (size_t p = 0; p < P; p++) {
+        slice_part *part = &sp->part[p];
+        size_t n = 0, kept = 0;
+        for (size_t a = 0; a < k; a++) {
+            uint32_t c;
+            entry_members(e, sp, &ev[a], p, &c);
+            n += c;
+            if (ev[a].n & AVI_GROUP_CURSOR) kept += sp->pkept[(size_t)avi_group_of(g, ev[a].id) * P + p];
+            else if (c) kept += (size_t)__builtin_popcount(sp->seam_mask[potential_number(g, ev[a].id)]);
+        }
+        if (k > 1 && n > part->ids_cap) {
+            uint32_t *ids = realloc(part->ids, n * sizeof *ids);
+            if (ids) part->ids = ids;
+            uint8_t *en = realloc(part->entry, n);
+            if (en) part->entry = en;
+            if (!ids || !en) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+            part->ids_cap = n;
+        }
+        if (kept > part->cap) {
+            seam_kick *kk = realloc(part->kick, kept * sizeof *kk);
+            if (!kk) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+            part->kick = kk;
+            part->cap = kept;
+        }
+        part->n = 0;
+        memset(part->counts, 0, sizeof part->counts);
+    }
+    /* The seam's records to t, as the first event on each would drift them. */
+    avi_vertex *V = m->vert;
+#ifdef __AVX2__
+    const __m256d tt = _mm256_set1_pd(t);
+#define DRIFT(r) (void)avi_drift_record(&V[r], tt)
+#else
+#define DRIFT(r) avi_drift_record(&V[r], t)
+#endif
+    for (size_t a = 0; a < k; a++) {
+        uint32_t step = ev[a].n & ~AVI_GROUP_CURSOR;
+        j.half[a] = step == 0 ? 0.5 : 1.0; /* first event of a clock: half impulse */
+        if (ev[a].n & AVI_GROUP_CURSOR) {
+            uint32_t gi = avi_group_of(g, ev[a].id);
+            for (uint32_t r = sp->seam_start[gi]; r < sp->seam_start[gi + 1]; r++) DRIFT(sp->seam[r]);
+        } else {
+            unsigned mask = sp->seam_mask[potential_number(g, ev[a].id)];
+            const uint32_t *s;
+            int ns = avi_model_stencil(m, (avi_kind)(ev[a].id >> AVI_ID_KIND_SHIFT), ev[a].id & AVI_ID_INDEX_MASK, &s);
+            for (int c = 0; c < ns; c++)
+                if (mask >> c & 1) DRIFT(s[c]);
+        }
+    }
+#undef DRIFT
+    avi_pool_for(e->pool, P, 1, run_part, &j);
+    /* The seam's kicks in member id order: a merge of the parts' lists,
+     * each in id order. */
+    size_t at[AVI_SLICE_PARTS_MAX] = {0};
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t p = 0; p < P; p++)
+            if (at[p] < sp->part[p].n && (best == SIZE_MAX || sp->part[p].kick[at[p]].id < sp->part[best].kick[at[best]].id))
+                best = p;
+        if (best == SIZE_MAX) break;
+        const slice_part *part = &sp->part[best];
+        uint32_t id = part->kick[at[best]].id;
+        for (; at[best] < part->n && part->kick[at[best]].id == id; at[best]++) {
+            const seam_kick *sk = &part->kick[at[best]];
+            kick_one(&V[sk->rec], sk->w, sk->g);
+        }
+    }
+    int finite = 1;
+    for (size_t p = 0; p < P; p++) finite &= sp->part[p].finite;
+    if (!finite) return slice_blow_up(e, ev, k, t, counts);
+    uint64_t n = 0;
+    for (size_t p = 0; p < P; p++) {
+        sp->kept += sp->part[p].n;
+        for (int c = 0; c < AVI_KIND_COUNT; c++) {
+            counts[c] += sp->part[p].counts[c];
+            n += sp->part[p].counts[c];
+        }
+    }
+    sp->slices++;
+    sp->events += n;
+    return AVI_OK;
+}

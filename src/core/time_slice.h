@@ -1,0 +1,53 @@
+/* Time slices on the engine's threads, with the serial bits (issue 30).
+ *
+ * A slice is every event at one time t: the queue's entries keyed t
+ * (group cursors from their first member, single clocks). Drifting a
+ * record that is already at t leaves it as it is (core/event_kernels.h),
+ * so every event at t reads the positions its records had at t, whichever
+ * event drifted them first: only the kicks on a record shared by two
+ * events must follow the serial order, which is member id order (groups
+ * run in id order, clock_groups.h).
+ *
+ * The potentials are split once into parts, contiguous in the vertex
+ * numbering of their first vertex and of about equal event rates (the sum
+ * of 1 / dt); a record is in the seam when potentials of two parts touch
+ * it. A slice drifts its seam records to t first; then each part runs its
+ * members in id order on one thread, drifting and kicking the records
+ * only it touches as the serial loop does and keeping its kicks on the
+ * seam; the kept kicks are then applied by one thread in member id order
+ * (a merge of the parts' lists). Every record thus reads the serial
+ * positions and gets the serial kicks in the serial order, for any number
+ * of parts and any thread that runs them.
+ *
+ * Slices with contact (the manager may run between events at one time,
+ * and the speed check stops at the first fast vertex), damping (it reads
+ * velocities earlier events kicked) or refined clocks run serially, as do
+ * slices of fewer than AVI_SLICE_PARALLEL_MIN events. docs/ARCHITECTURE.md,
+ * "Parallel executor". */
+#ifndef AVI_TIME_SLICE_H
+#define AVI_TIME_SLICE_H
+
+#include "core/engine_internal.h"
+
+/* Slices of fewer events run serially: a pool call costs microseconds. */
+#define AVI_SLICE_PARALLEL_MIN 256
+/* Slices of more queue entries run serially (the start at t = 0 has one
+ * per group and single clock). */
+#define AVI_SLICE_ENTRIES_MAX 255
+/* At most this many parts, whatever the threads. */
+#define AVI_SLICE_PARTS_MAX 64
+
+/* Runs the events of the slice ev[0..k) (every queue entry at time t, in
+ * queue order; group cursors at their first member) on the engine's pool
+ * and adds them to counts. Leaves the queue to the caller. Returns AVI_OK,
+ * or AVI_ERR_RUN with the engine's error set (out of memory before
+ * anything changed; a blow-up, named as the serial loop names it). */
+int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts);
+
+/* Slices run on the pool, their events and the kicks kept for seams. */
+void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam);
+
+/* Frees the parts (the engine's destroy, and a new thread count). */
+void avi_slice_free(avi_engine *e);
+
+#endif
