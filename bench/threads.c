@@ -49,10 +49,13 @@ static int run_mode(avi_model *m, const avi_vertex *start, double t_end, int thr
         fprintf(stderr, "threads: %s\n", err.message);
         return 1;
     }
-    if (threads == 0 ? !(e->pool = avi_pool_create(1, &err)) : avi_engine_set_threads(e, threads) != AVI_OK) {
-        fprintf(stderr, "threads: %s\n", threads == 0 ? err.message : avi_engine_error(e)->message);
+    double s0 = bench_now(); /* the pool and the slices' parts */
+    if (threads == 0 ? !(e->pool = avi_pool_create(1, &err)) || avi_slice_prepare(e) != AVI_OK
+                     : avi_engine_set_threads(e, threads) != AVI_OK) {
+        fprintf(stderr, "threads: %s\n", threads == 0 && !e->pool ? err.message : avi_engine_error(e)->message);
         return 1;
     }
+    double setup = bench_now() - s0;
     double t0 = bench_now(), c0 = bench_cpu();
     int rc = avi_engine_advance(e, t_end);
     double wall = bench_now() - t0, cpu = bench_cpu() - c0;
@@ -68,10 +71,10 @@ static int run_mode(avi_model *m, const avi_vertex *start, double t_end, int thr
     if (end_out) memcpy(end_out, m->vert, n * sizeof *m->vert);
     if (threads == 1) *serial_wall = wall;
     printf("{\"bench\": \"threads\", \"tets\": %.0f, \"repeat\": %d, \"threads\": \"%s%d\", \"events\": %llu, "
-           "\"sim_s\": %.6e, \"wall_s\": %.4f, \"cpu_s\": %.4f, \"wall_per_sim_s\": %.4g, \"cpu_per_sim_s\": %.4g, "
+           "\"sim_s\": %.6e, \"setup_s\": %.4f, \"wall_s\": %.4f, \"cpu_s\": %.4f, \"wall_per_sim_s\": %.4g, \"cpu_per_sim_s\": %.4g, "
            "\"events_per_s\": %.4g, \"speedup\": %.3f, \"parallel_ticks\": %llu, \"tick_members\": %llu, "
            "\"seam_kicks\": %llu, \"same_bits\": %s, \"status\": %d}\n",
-           tets, rep, threads == 0 ? "pool" : "", threads == 0 ? 1 : threads, (unsigned long long)events, t_end, wall,
+           tets, rep, threads == 0 ? "pool" : "", threads == 0 ? 1 : threads, (unsigned long long)events, t_end, setup, wall,
            cpu, wall / t_end, cpu / t_end, events / wall, *serial_wall > 0 ? *serial_wall / wall : 1.0,
            (unsigned long long)ticks, (unsigned long long)members, (unsigned long long)seam, same ? "true" : "false", rc);
     fflush(stdout);
@@ -122,7 +125,7 @@ int main(int argc, char **argv)
             failed |= run_mode(m, start, t_end, 1, sizes[s], r, NULL, &serial_wall, serial_end, &serial);
             failed |= run_mode(m, start, t_end, 0, sizes[s], r, serial_end, &serial_wall, NULL, &pool1);
             for (int k = 0; k < nthreads; k++) {
-                run_stats st;
+                run_stats st = {0};
                 failed |= run_mode(m, start, t_end, threads[k], sizes[s], r, serial_end, &serial_wall, NULL, &st);
                 if (threads[k] >= pmax) {
                     pmax = threads[k];

@@ -1062,7 +1062,7 @@ int avi_engine_set_threads(avi_engine *e, int threads)
     const char *chaos = getenv("AVI_CHAOS_SEED");
     if (threads == 1 && !(chaos && *chaos && strcmp(chaos, "0") != 0)) return AVI_OK;
     if (!(e->pool = avi_pool_create(threads, &e->err))) return e->err.status;
-    return AVI_OK;
+    return avi_slice_prepare(e);
 }
 
 int avi_engine_threads(const avi_engine *e) { return avi_pool_threads(e->pool); }

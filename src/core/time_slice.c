@@ -74,9 +74,12 @@ static inline size_t potential_number(const avi_clock_groups *g, uint32_t id)
     return g->offset[id >> AVI_ID_KIND_SHIFT] + (id & AVI_ID_INDEX_MASK);
 }
 
+enum { UNSCHEDULED = 0xFF };
+
 /* The parts: potentials by the vertex number of their first slot, cut where
  * the running sum of 1 / dt (events per second) passes k / P of the total
- * (under chaos, random fractions: the bits must not depend on the cut). */
+ * (under chaos, random fractions: the bits must not depend on the cut);
+ * pinned potentials, which have no clock, are UNSCHEDULED. */
 static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp, uint64_t chaos)
 {
     size_t nrec = avi_model_record_count(m);
@@ -88,12 +91,17 @@ static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct av
         return -1;
     }
     double total = 0.0;
-    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
-            if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
-            const uint32_t *s;
-            avi_model_stencil(m, (avi_kind)k, i, &s);
-            double r = 1.0 / avi_model_time_step(m, (avi_kind)k, i);
+            const void *rec = avi_kind_record(m, k, i);
+            const uint32_t *s = avi_kind_stencil(k, rec);
+            int a = 0, ns = avi_kind_slots(k);
+            while (a < ns && m->vert[s[a]].inv_mass == 0.0) a++; /* avi_model_potential_pinned */
+            if (a == ns) {
+                sp->part_of[g->offset[k] + i] = UNSCHEDULED;
+                continue;
+            }
+            double r = 1.0 / avi_kind_dt(k, rec);
             rate[s[0]] += r;
             total += r;
         }
@@ -117,11 +125,10 @@ static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct av
         vpart[v] = (uint8_t)part;
         run += rate[v];
     }
-    for (int k = 0; k < AVI_MODEL_KINDS; k++)
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
-            const uint32_t *s;
-            avi_model_stencil(m, (avi_kind)k, i, &s);
-            sp->part_of[g->offset[k] + i] = vpart[s[0]];
+            uint8_t *p = &sp->part_of[g->offset[k] + i];
+            if (*p != UNSCHEDULED) *p = vpart[avi_kind_stencil(k, avi_kind_record(m, k, i))[0]];
         }
     free(rate);
     free(vpart);
@@ -138,16 +145,16 @@ static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_s
     if (!owner) return -1;
     memset(owner, NONE, nrec + 1);
     for (int pass = 0; pass < 2; pass++)
-        for (int k = 0; k < AVI_MODEL_KINDS; k++)
+        for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
             for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
-                if (avi_model_potential_pinned(m, (avi_kind)k, i)) continue;
-                const uint32_t *s;
-                int ns = avi_model_stencil(m, (avi_kind)k, i, &s);
                 uint8_t part = sp->part_of[g->offset[k] + i];
+                if (part == UNSCHEDULED) continue;
+                const uint32_t *s = avi_kind_stencil(k, avi_kind_record(m, k, i));
+                int ns = avi_kind_slots(k);
                 uint16_t mask = 0;
                 for (int a = 0; a < ns; a++) {
                     uint8_t *o = &owner[s[a]];
-                    if (pass == 0) *o = *o == NONE ? part : *o == part ? part : SEAM;
+                    if (pass == 0) *o = *o == NONE || *o == part ? part : SEAM;
                     else if (*o == SEAM) mask |= (uint16_t)(1u << a);
                 }
                 if (pass == 1) sp->seam_mask[g->offset[k] + i] = mask;
@@ -238,6 +245,13 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
         return NULL;
     }
     return sp;
+}
+
+int avi_slice_prepare(avi_engine *e)
+{
+    if (!e->pool || e->contact || e->slice || e->groups.ngroup == 0 || e->stepper != &avi_event_stepper) return AVI_OK;
+    if (!(e->slice = build_parts(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+    return AVI_OK;
 }
 
 typedef struct {

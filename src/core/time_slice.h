@@ -44,6 +44,12 @@
  * anything changed; a blow-up, named as the serial loop names it). */
 int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts);
 
+/* Cuts the parts for the engine's pool now (avi_engine_set_threads), so
+ * that the first slice does not pay for it inside a run: AVI_OK, or
+ * AVI_ERR_RUN when out of memory (the engine's error set). Without a pool,
+ * with contact or without clock groups, nothing. */
+int avi_slice_prepare(avi_engine *e);
+
 /* Slices run on the pool, their events and the kicks kept for seams. */
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam);
 

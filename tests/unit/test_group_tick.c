@@ -1,4 +1,6 @@
-/* Group ticks on the engine's threads (core/group_tick.h): bar, sheet
+/* Group ticks and time slices on the engine's threads (core/group_tick.h,
+ * core/time_slice.h): bar, a jittered bar (many groups whose ticks meet:
+ * slices of several entries), sheet
  * (membranes and mid-edge or hinge bending, gravity) and spring-chain run
  * on 1, 2, 3, 4 and 8 threads, with and without chaos seeds, leave every
  * vertex record (auxiliary ones included), the event counts and the time
@@ -8,6 +10,7 @@
  * and continued on 2. */
 #include "scene_run.h"
 #include "core/group_tick.h"
+#include "core/time_slice.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,8 +38,13 @@ static void same(const scene_run *a, const scene_run *b, const char *ctx)
     ck_assert_msg(memcmp(&a->e->time, &b->e->time, sizeof a->e->time) == 0, "%s: time differs", ctx);
 }
 
-/* Whether any parallel tick ran: the spans exist. */
-static int ran_parallel(const scene_run *r) { return r->e->tick != NULL; }
+/* Whether any parallel tick or slice ran. */
+static int ran_parallel(const scene_run *r)
+{
+    uint64_t slices, events, seam;
+    avi_slice_stats(r->e, &slices, &events, &seam);
+    return r->e->tick != NULL || slices > 0;
+}
 
 /* Advances a and b to each of `stops` and compares after each. */
 static void compare(const char *scene, const char *const *ov, size_t nov, const double *stops, int nstops,
@@ -70,6 +78,52 @@ START_TEST(test_bar)
 {
     static const double stops[] = {0.02, 0.05};
     compare("bar", bar_ov, 3, stops, 2, 1);
+}
+END_TEST
+
+/* Steps on levels an octave apart tick together: slices merge the members
+ * of several groups. */
+static const char *const jitter_ov[] = {"bodies.bar.mesh.nx=24", "bodies.bar.mesh.ny=6", "bodies.bar.mesh.nz=6",
+                                        "bodies.bar.mesh.jitter=0.002", "time_step.levels_per_octave=4"};
+
+START_TEST(test_jittered_bar)
+{
+    static const double stops[] = {0.01, 0.03};
+    compare("bar", jitter_ov, 5, stops, 2, 1);
+    /* The slices did run, with several entries. */
+    scene_run r;
+    run_open(&r, "bar", jitter_ov, 5, 2, NULL);
+    uint64_t slices, events, seam;
+    ck_assert_int_eq(avi_engine_advance(r.e, 0.03), AVI_OK);
+    avi_slice_stats(r.e, &slices, &events, &seam);
+    ck_assert_uint_gt(slices, 10);
+    ck_assert_uint_gt(seam, 0);
+    ck_assert_uint_gt(events, avi_engine_events_total(r.e) / 2);
+    scene_run_close(&r);
+}
+END_TEST
+
+/* A drift to the time a record is already at leaves its position: -0.0
+ * stays -0.0 and an infinite velocity does not make it NaN; a later time
+ * moves it. */
+START_TEST(test_drift_at_its_time)
+{
+    avi_vertex p = {.x = {-0.0, 1.0, -2.0}, .tau = 0.25, .v = {1.0, INFINITY, -0.0}, .inv_mass = 1.0};
+#ifdef __AVX2__
+    (void)avi_drift_record(&p, _mm256_set1_pd(0.25));
+#else
+    avi_drift_record(&p, 0.25);
+#endif
+    ck_assert(p.x[0] == 0.0 && signbit(p.x[0]));
+    ck_assert(p.x[1] == 1.0);
+    ck_assert(p.x[2] == -2.0 && p.tau == 0.25);
+    p.v[1] = 2.0;
+#ifdef __AVX2__
+    (void)avi_drift_record(&p, _mm256_set1_pd(0.5));
+#else
+    avi_drift_record(&p, 0.5);
+#endif
+    ck_assert(p.x[0] == 0.25 && p.x[1] == 1.5 && p.x[2] == -2.0 && p.tau == 0.5);
 }
 END_TEST
 
@@ -155,6 +209,8 @@ static Suite *group_tick_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_bar);
+    tcase_add_test(tc, test_jittered_bar);
+    tcase_add_test(tc, test_drift_at_its_time);
     tcase_add_test(tc, test_sheet);
     tcase_add_test(tc, test_spring_chain);
     tcase_add_test(tc, test_negative_zero);
