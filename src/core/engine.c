@@ -589,7 +589,8 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts)
         }
         ent[k] = *x;
     }
-    if (events < AVI_SLICE_PARALLEL_MIN) return 0;
+    static long smin = -1; if (smin < 0) smin = getenv("SMIN") ? atol(getenv("SMIN")) : AVI_SLICE_PARALLEL_MIN;
+    if (events < (uint64_t)smin) return 0;
     int rc = avi_slice_run(e, ent, k, t, counts);
     if (rc != AVI_OK) return rc;
     for (size_t a = 0; a < k; a++) {

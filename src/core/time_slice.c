@@ -36,6 +36,9 @@ struct avi_slice_par {
     uint32_t *pkept;     /* group g, part k: the kicks its members keep for the seam */
     uint32_t *seam;      /* each group's seam records */
     uint32_t *seam_start; /* group g: seam[seam_start[g] .. seam_start[g + 1]) */
+    uint8_t *owner;      /* by record: its part, SEAM, or NONE (no clock touches it) */
+    uint32_t *pvert;     /* each group's records outside the seam by part (drifted by the part, drift_all) */
+    uint32_t *vstart;    /* group g, part k: pvert[vstart[g (P + 1) + k] .. vstart[g (P + 1) + k + 1]) */
     slice_part *part;
     uint64_t slices, events, kept;
 };
@@ -65,6 +68,9 @@ void avi_slice_free(avi_engine *e)
     free(sp->pkept);
     free(sp->seam);
     free(sp->seam_start);
+    free(sp->owner);
+    free(sp->pvert);
+    free(sp->vstart);
     free(sp);
     e->slice = NULL;
 }
@@ -76,21 +82,75 @@ static inline size_t potential_number(const avi_clock_groups *g, uint32_t id)
 
 enum { UNSCHEDULED = 0xFF };
 
-/* The parts: potentials by the vertex number of their first slot, cut where
- * the running sum of 1 / dt (events per second) passes k / P of the total
- * (under chaos, random fractions: the bits must not depend on the cut);
+/* Recursive coordinate bisection of the vertices list[0..n) (each with the
+ * event rate of the potentials that start at it) into parts first ..
+ * first + nparts - 1: the longest side of their bounding box is cut where
+ * the rate below reaches the share of the parts on that side (a histogram
+ * of RCB_BINS along it), so that the cut planes are short across a long
+ * body and every part gets about as many events per second. `chaos`:
+ * random shares instead (the bits must not depend on the cut). */
+#define RCB_BINS 1024
+static void bisect(const avi_vertex *V, const double *rate, uint32_t *list, size_t n, int first, int nparts,
+                   uint8_t *vpart, uint64_t *chaos, uint32_t *bin)
+{
+    if (nparts == 1 || n < 2) {
+        for (size_t a = 0; a < n; a++) vpart[list[a]] = (uint8_t)first;
+        return;
+    }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, total = 0.0;
+    for (size_t a = 0; a < n; a++) {
+        const double *x = V[list[a]].x;
+        for (int c = 0; c < 3; c++) {
+            lo[c] = fmin(lo[c], x[c]);
+            hi[c] = fmax(hi[c], x[c]);
+        }
+        total += rate[list[a]];
+    }
+    int axis = 0;
+    for (int c = 1; c < 3; c++)
+        if (hi[c] - lo[c] > hi[axis] - lo[axis]) axis = c;
+    int left = nparts / 2;
+    double share = (double)left / nparts;
+    if (*chaos) {
+        *chaos ^= *chaos >> 31; *chaos *= 0xBF58476D1CE4E5B9ull; *chaos ^= *chaos >> 29;
+        share = 0.05 + 0.9 * (double)(*chaos >> 11) / 9007199254740992.0;
+    }
+    double w[RCB_BINS] = {0}, span = hi[axis] - lo[axis];
+    for (size_t a = 0; a < n; a++) {
+        double f = span > 0.0 ? (V[list[a]].x[axis] - lo[axis]) / span : 0.0;
+        uint32_t b = f >= 0.0 && f < 1.0 ? (uint32_t)(f * RCB_BINS) : f >= 1.0 ? RCB_BINS - 1 : 0; /* NaN: 0 */
+        bin[list[a]] = b;
+        w[b] += rate[list[a]];
+    }
+    uint32_t cut = 0;
+    for (double run = 0.0; cut < RCB_BINS - 1 && run + w[cut] <= share * total; cut++) run += w[cut];
+    size_t m = 0; /* vertices in bins <= cut first, in their order */
+    for (size_t a = 0; a < n; a++)
+        if (bin[list[a]] <= cut) {
+            uint32_t x = list[a];
+            list[a] = list[m];
+            list[m++] = x;
+        }
+    if (m == n || m == 0) m = n / 2; /* one bin holds all: cut the list */
+    bisect(V, rate, list, m, first, left, vpart, chaos, bin);
+    bisect(V, rate, list + m, n - m, first + left, nparts - left, vpart, chaos, bin);
+}
+
+/* The parts: potentials by the place of their first vertex (bisect);
  * pinned potentials, which have no clock, are UNSCHEDULED. */
 static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp, uint64_t chaos)
 {
     size_t nrec = avi_model_record_count(m);
     double *rate = calloc(nrec + 1, sizeof *rate);
-    uint8_t *vpart = malloc(nrec + 1);
-    if (!rate || !vpart) {
+    uint8_t *vpart = calloc(nrec + 1, 1);
+    uint32_t *list = malloc((nrec + 1) * sizeof *list), *bin = malloc((nrec + 1) * sizeof *bin);
+    if (!rate || !vpart || !list || !bin) {
         free(rate);
         free(vpart);
+        free(list);
+        free(bin);
         return -1;
     }
-    double total = 0.0;
     for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             const void *rec = avi_kind_record(m, k, i);
@@ -101,30 +161,13 @@ static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct av
                 sp->part_of[g->offset[k] + i] = UNSCHEDULED;
                 continue;
             }
-            double r = 1.0 / avi_kind_dt(k, rec);
-            rate[s[0]] += r;
-            total += r;
+            rate[s[0]] += 1.0 / avi_kind_dt(k, rec);
         }
-    double cut[AVI_SLICE_PARTS_MAX];
-    for (int k = 0; k < sp->nparts; k++) cut[k] = (double)(k + 1) / sp->nparts;
-    if (chaos) { /* sorted random fractions */
-        uint64_t x = chaos * 0x9E3779B97F4A7C15ull;
-        for (int k = 0; k + 1 < sp->nparts; k++) {
-            x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 29;
-            cut[k] = (double)(x >> 11) / 9007199254740992.0;
-        }
-        for (int a = 1; a + 1 < sp->nparts; a++)
-            for (int b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
-                double c = cut[b]; cut[b] = cut[b - 1]; cut[b - 1] = c;
-            }
-    }
-    double run = 0.0;
-    int part = 0;
-    for (size_t v = 0; v < nrec; v++) {
-        while (part + 1 < sp->nparts && run >= cut[part] * total) part++;
-        vpart[v] = (uint8_t)part;
-        run += rate[v];
-    }
+    size_t n = 0;
+    for (size_t v = 0; v < nrec; v++)
+        if (rate[v] > 0.0) list[n++] = (uint32_t)v;
+    uint64_t x = chaos ? chaos * 0x9E3779B97F4A7C15ull : 0;
+    bisect(m->vert, rate, list, n, 0, sp->nparts, vpart, &x, bin);
     for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
         for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
             uint8_t *p = &sp->part_of[g->offset[k] + i];
@@ -132,16 +175,18 @@ static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct av
         }
     free(rate);
     free(vpart);
+    free(list);
+    free(bin);
     return 0;
 }
 
 /* The seam: records that potentials of two parts touch; each potential's
  * mask of its slots there. */
+enum { NONE = 0xFF, SEAM = 0xFE };
 static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
 {
-    enum { NONE = 0xFF, SEAM = 0xFE };
     size_t nrec = avi_model_record_count(m);
-    uint8_t *owner = malloc(nrec + 1);
+    uint8_t *owner = sp->owner = malloc(nrec + 1);
     if (!owner) return -1;
     memset(owner, NONE, nrec + 1);
     for (int pass = 0; pass < 2; pass++)
@@ -159,30 +204,29 @@ static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_s
                 }
                 if (pass == 1) sp->seam_mask[g->offset[k] + i] = mask;
             }
-    free(owner);
     return 0;
 }
 
-/* Each group's members by part, the kicks they keep, and the group's seam
- * records (each once). */
-static int group_lists(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
+/* Each group's members by part and the kicks they keep; its records (the
+ * group's vertex list, clock_groups.h) in the seam, and the others by part. */
+static int group_lists(const avi_clock_groups *g, struct avi_slice_par *sp)
 {
     const size_t P = (size_t)sp->nparts;
-    size_t nmem = 0;
-    for (uint32_t k = 0; k < g->ngroup; k++)
-        if (g->group[k].first + g->group[k].count > nmem) nmem = g->group[k].first + g->group[k].count;
-    size_t nrec = avi_model_record_count(m);
-    uint32_t *stamp = calloc(nrec + 1, sizeof *stamp);
+    size_t nmem = 0, nvert = 0;
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        const avi_clock_group *gr = &g->group[k];
+        if (gr->first + gr->count > nmem) nmem = gr->first + gr->count;
+        if (gr->vfirst + gr->vcount > nvert) nvert = gr->vfirst + gr->vcount;
+    }
     sp->pmem = malloc((nmem + 1) * sizeof *sp->pmem);
     sp->pstart = calloc((size_t)g->ngroup * (P + 1) + 1, sizeof *sp->pstart);
     sp->pkept = calloc((size_t)g->ngroup * P + 1, sizeof *sp->pkept);
+    sp->seam = malloc((nvert + 1) * sizeof *sp->seam);
     sp->seam_start = calloc((size_t)g->ngroup + 1, sizeof *sp->seam_start);
-    size_t nseam = 0, cap = 1024;
-    sp->seam = malloc(cap * sizeof *sp->seam);
-    if (!stamp || !sp->pmem || !sp->pstart || !sp->pkept || !sp->seam_start || !sp->seam) {
-        free(stamp);
-        return -1;
-    }
+    sp->pvert = malloc((nvert + 1) * sizeof *sp->pvert);
+    sp->vstart = calloc((size_t)g->ngroup * (P + 1) + 1, sizeof *sp->vstart);
+    if (!sp->pmem || !sp->pstart || !sp->pkept || !sp->seam || !sp->seam_start || !sp->pvert || !sp->vstart) return -1;
+    size_t nseam = 0, npvert = 0;
     for (uint32_t k = 0; k < g->ngroup; k++) {
         const avi_clock_group *gr = &g->group[k];
         const uint32_t *mem = g->member + gr->first;
@@ -197,30 +241,23 @@ static int group_lists(const avi_model *m, const avi_clock_groups *g, struct avi
         for (size_t p = 0; p <= P; p++) ps[p] = gr->first + count[p];
         for (uint32_t a = 0; a < gr->count; a++) /* stable: id order within a part */
             sp->pmem[gr->first + count[sp->part_of[potential_number(g, mem[a])]]++] = mem[a];
+        const uint32_t *list = g->vertex + gr->vfirst;
+        uint32_t *vs = sp->vstart + (size_t)k * (P + 1), vcount[AVI_SLICE_PARTS_MAX + 1] = {0};
         sp->seam_start[k] = (uint32_t)nseam;
-        for (uint32_t a = 0; a < gr->count; a++) {
-            size_t pn = potential_number(g, mem[a]);
-            if (!sp->seam_mask[pn]) continue;
-            const uint32_t *s;
-            int ns = avi_model_stencil(m, (avi_kind)(mem[a] >> AVI_ID_KIND_SHIFT), mem[a] & AVI_ID_INDEX_MASK, &s);
-            for (int c = 0; c < ns; c++) {
-                if (!(sp->seam_mask[pn] >> c & 1) || stamp[s[c]] == k + 1) continue;
-                stamp[s[c]] = k + 1;
-                if (nseam == cap) {
-                    uint32_t *ns2 = realloc(sp->seam, 2 * cap * sizeof *ns2);
-                    if (!ns2) {
-                        free(stamp);
-                        return -1;
-                    }
-                    sp->seam = ns2;
-                    cap *= 2;
-                }
-                sp->seam[nseam++] = s[c];
-            }
+        for (uint32_t a = 0; a < gr->vcount; a++) {
+            uint8_t o = sp->owner[list[a]];
+            if (o == SEAM) sp->seam[nseam++] = list[a];
+            else vcount[o + 1]++; /* a member's record: never NONE */
         }
+        for (size_t p = 0; p < P; p++) vcount[p + 1] += vcount[p];
+        for (size_t p = 0; p <= P; p++) vs[p] = (uint32_t)npvert + vcount[p];
+        for (uint32_t a = 0; a < gr->vcount; a++) {
+            uint8_t o = sp->owner[list[a]];
+            if (o != SEAM) sp->pvert[npvert + vcount[o]++] = list[a];
+        }
+        npvert += gr->vcount - (nseam - sp->seam_start[k]);
     }
     sp->seam_start[g->ngroup] = (uint32_t)nseam;
-    free(stamp);
     return 0;
 }
 
@@ -238,7 +275,7 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
     size_t npot = g->npotential;
     if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
         !(sp->part = calloc((size_t)sp->nparts, sizeof *sp->part)) || assign_parts(m, g, sp, chaos) ||
-        mark_seam(m, g, sp) || group_lists(m, g, sp)) {
+        mark_seam(m, g, sp) || group_lists(g, sp)) {
         struct avi_engine *me = (struct avi_engine *)e; /* avi_slice_free takes it from the engine */
         me->slice = sp;
         avi_slice_free(me);
@@ -254,12 +291,13 @@ int avi_slice_prepare(avi_engine *e)
     return AVI_OK;
 }
 
-typedef struct {
+typedef struct slice_job {
     avi_engine *e;
     struct avi_slice_par *sp;
     const avi_event *ev;
     size_t k;
     double t;
+    int drifted; /* every entry a group whose records fit drift_all (engine.c): each part drifts its own first */
     double half[AVI_SLICE_ENTRIES_MAX];
 } slice_job;
 
@@ -290,12 +328,12 @@ static inline void keep(slice_part *part, uint32_t id, uint32_t rec, double w, c
 }
 
 /* One event of a part: drift the records only this part touches (a record
- * in the seam is at t already), gradient, kick them, keep the seam's
- * kicks. Returns the impulse's component sum (the blow-up check); `kind` a
- * constant where inlined. */
+ * in the seam is at t already; with `drifted`, all are), gradient, kick
+ * them, keep the seam's kicks. Returns the impulse's component sum (the
+ * blow-up check); `kind` and `drifted` constants where inlined. */
 static inline __attribute__((always_inline)) double member(const avi_model *m, const uint16_t *seam_mask,
-                                                           slice_part *part, unsigned kind, uint32_t id, double t,
-                                                           double half, size_t pn)
+                                                           slice_part *part, unsigned kind, int drifted, uint32_t id,
+                                                           double t, double half, size_t pn)
 {
     avi_vertex *V = m->vert;
     const void *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
@@ -308,7 +346,7 @@ static inline __attribute__((always_inline)) double member(const avi_model *m, c
         __m256d xv[AVI_STENCIL_MAX], gv[AVI_STENCIL_MAX], sum = _mm256_setzero_pd();
         const __m256d tt = _mm256_set1_pd(t), ww = _mm256_set1_pd(w);
         for (int c = 0; c < ns; c++)
-            xv[c] = mask >> c & 1 ? _mm256_loadu_pd(V[s[c]].x) : avi_drift_record(&V[s[c]], tt);
+            xv[c] = drifted || mask >> c & 1 ? _mm256_loadu_pd(V[s[c]].x) : avi_drift_record(&V[s[c]], tt);
         avi_kind_gradient_lanes(kind, rec, xv, gv);
         for (int c = 0; c < ns; c++) {
             if (mask >> c & 1) {
@@ -326,7 +364,7 @@ static inline __attribute__((always_inline)) double member(const avi_model *m, c
     double x[AVI_STENCIL_MAX][3], g[AVI_STENCIL_MAX][3];
     for (int c = 0; c < ns; c++) {
         avi_vertex *p = &V[s[c]];
-        if (!(mask >> c & 1)) {
+        if (!drifted && !(mask >> c & 1)) {
 #ifdef __AVX2__
             (void)avi_drift_record(p, _mm256_set1_pd(t));
 #else
@@ -415,6 +453,29 @@ static void merge(const uint32_t **list, uint32_t *left, size_t k, uint32_t *ids
     }
 }
 
+/* Members p .. q-1 of a part's stream, all of `kind` (a constant, as is
+ * `drifted`, where inlined). Returns their impulse sums' total. */
+static inline __attribute__((always_inline)) double run_kind(const struct slice_job *j, slice_part *part, unsigned kind,
+                                                             int drifted, const uint32_t *ids, const uint8_t *entry,
+                                                             uint32_t p, uint32_t q, int prefetch)
+{
+    const avi_model *m = j->e->model;
+    const avi_clock_groups *g = &j->e->groups;
+    const uint16_t *mask = j->sp->seam_mask;
+    const size_t offset = g->offset[kind];
+    double total = 0.0;
+    for (; p < q; p++) {
+        if (prefetch) {
+            if (p + PREFETCH_RECORD < q) prefetch_member(m, ids[p + PREFETCH_RECORD], 0);
+            if (!drifted && p + PREFETCH_VERTICES < q) prefetch_member(m, ids[p + PREFETCH_VERTICES], 1);
+        }
+        uint32_t id = ids[p];
+        total += member(m, mask, part, kind, drifted, id, j->t, j->half[entry ? entry[p] : 0],
+                        offset + (id & AVI_ID_INDEX_MASK));
+    }
+    return total;
+}
+
 /* Part k of the slice: its members in id order (a merge of its entries). */
 static void run_part(void *ctx, size_t kb, size_t ke, int worker)
 {
@@ -443,23 +504,29 @@ static void run_part(void *ctx, size_t kb, size_t ke, int worker)
             ids = part->ids;
             entry = part->entry;
         }
-        double total = 0.0;
-        for (uint32_t p = 0; p < n; p++) {
-            if (prefetch) {
-                if (p + PREFETCH_RECORD < n) prefetch_member(m, ids[p + PREFETCH_RECORD], 0);
-                if (p + PREFETCH_VERTICES < n) prefetch_member(m, ids[p + PREFETCH_VERTICES], 1);
+        if (j->drifted) /* the records of the part's own, as the serial tick's drift-all */
+            for (size_t a = 0; a < j->k; a++) {
+                if (!(j->ev[a].n & AVI_GROUP_CURSOR)) continue;
+                const uint32_t *vs = sp->vstart + (size_t)avi_group_of(&e->groups, j->ev[a].id) * (sp->nparts + 1);
+                avi_drift_all(m->vert, sp->pvert + vs[k], vs[k + 1] - vs[k], j->t);
             }
-            uint32_t id = ids[p];
-            unsigned kind = id >> AVI_ID_KIND_SHIFT;
-            double half = j->half[entry ? entry[p] : 0];
-            size_t pn = potential_number(&e->groups, id);
+        double total = 0.0;
+        for (uint32_t p = 0; p < n;) { /* runs of one kind (ids sort by kind) */
+            unsigned kind = ids[p] >> AVI_ID_KIND_SHIFT;
+            uint32_t q = p + 1;
+            while (q < n && ids[q] >> AVI_ID_KIND_SHIFT == kind) q++;
             switch (kind) { /* one straight path per kind */
-#define MEMBER(K, ...) case K: total += member(m, sp->seam_mask, part, K, id, j->t, half, pn); break;
-                AVI_POTENTIAL_KINDS(MEMBER)
-#undef MEMBER
+#define RUN(K, ...)                                                                             \
+    case K:                                                                                     \
+        total += j->drifted ? run_kind(j, part, K, 1, ids, entry, p, q, prefetch)               \
+                            : run_kind(j, part, K, 0, ids, entry, p, q, prefetch);              \
+        break;
+                AVI_POTENTIAL_KINDS(RUN)
+#undef RUN
             default: total = NAN; break;
             }
-            part->counts[kind]++;
+            part->counts[kind] += q - p;
+            p = q;
         }
         part->finite = isfinite(total);
     }
@@ -518,7 +585,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     const avi_model *m = e->model;
     const avi_clock_groups *g = &e->groups;
     const size_t P = (size_t)sp->nparts;
-    slice_job j = {e, sp, ev, k, t, {0}};
+    slice_job j = {e, sp, ev, k, t, 1, {0}};
     /* Room for every part's merged members and kept kicks, before anything
      * changes: the parts cannot fail. */
     for (size_t p = 0; p < P; p++) {
@@ -561,8 +628,10 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
         j.half[a] = step == 0 ? 0.5 : 1.0; /* first event of a clock: half impulse */
         if (ev[a].n & AVI_GROUP_CURSOR) {
             uint32_t gi = avi_group_of(g, ev[a].id);
+            if (g->group[gi].vcount > e->drift_all_max) j.drifted = 0;
             for (uint32_t r = sp->seam_start[gi]; r < sp->seam_start[gi + 1]; r++) DRIFT(sp->seam[r]);
         } else {
+            j.drifted = 0;
             unsigned mask = sp->seam_mask[potential_number(g, ev[a].id)];
             const uint32_t *s;
             int ns = avi_model_stencil(m, (avi_kind)(ev[a].id >> AVI_ID_KIND_SHIFT), ev[a].id & AVI_ID_INDEX_MASK, &s);
