@@ -15,8 +15,9 @@
  * parallel, as the serial tick drifts them at its start. Ticks drifted
  * member by member stay serial: they read their records once, where a
  * separate drift pass reads them twice (the 1M-tet bar ran at 0.37x that
- * way), and their second drift of a record at t (x + 0 v) would make -0.0
- * positions +0.0.
+ * way). Without contact, time slices (core/time_slice.h) take every event
+ * at a new time first; ticks come here when a slice was too small or with
+ * contact.
  *
  * Which part a record's kicks belong to comes from spans built once per
  * grouping: for each member slot its record's place in the group's vertex

@@ -5,9 +5,8 @@
  * on 1, 2, 3, 4 and 8 threads, with and without chaos seeds, leave every
  * vertex record (auxiliary ones included), the event counts and the time
  * bitwise as the engine without a pool; so do runs with -0.0 coordinates
- * among the positions (a guard: ticks drifted member by member, which
- * would make them +0.0, must stay serial) and a scene_run stopped on 3 threads
- * and continued on 2. */
+ * among the positions and a scene_run stopped on 3 threads and continued
+ * on 2. */
 #include "scene_run.h"
 #include "core/group_tick.h"
 #include "core/time_slice.h"
@@ -143,9 +142,10 @@ START_TEST(test_spring_chain)
 END_TEST
 
 /* Positions of -0.0 (the bar's lowest face at z = -0.0, at rest there in
- * z with v = -0.0, so that the first drift keeps them): the
- * member-by-member serial tick turns them into +0.0 at a second drift, so
- * the parallel tick must leave such ticks to the serial loop. */
+ * z with v = -0.0, so that the first drift keeps them), in ticks drifted
+ * all at once and member by member: a second drift of a record at t leaves
+ * it (core/event_kernels.h), so both forms, serial or on threads, read
+ * -0.0. */
 START_TEST(test_negative_zero)
 {
     for (int member_drift = 0; member_drift < 2; member_drift++) {
