@@ -19,6 +19,8 @@ typedef struct {
 typedef struct {
     seam_kick *kick;
     size_t n, cap;
+    seam_kick *by_owner; /* kick sorted by the records' seam owners (stable: id order within each) */
+    size_t ostart[AVI_SLICE_PARTS_MAX + 1]; /* owner o's: by_owner[ostart[o] .. ostart[o + 1]) */
     uint32_t *ids;   /* the part's members of a slice of several entries, merged in id order */
     uint8_t *entry;  /* the entry each came from */
     size_t ids_cap;
@@ -37,6 +39,7 @@ struct avi_slice_par {
     uint32_t *seam;      /* each group's seam records */
     uint32_t *seam_start; /* group g: seam[seam_start[g] .. seam_start[g + 1]) */
     uint8_t *owner;      /* by record: its part, SEAM, or NONE (no clock touches it) */
+    uint8_t *seam_owner; /* by record in the seam: the part that applies its kept kicks */
     uint32_t *pvert;     /* each group's records outside the seam by part (drifted by the part, drift_all) */
     uint32_t *vstart;    /* group g, part k: pvert[vstart[g (P + 1) + k] .. vstart[g (P + 1) + k + 1]) */
     slice_part *part;
@@ -57,6 +60,7 @@ void avi_slice_free(avi_engine *e)
     if (!sp) return;
     for (int k = 0; k < sp->nparts; k++) {
         free(sp->part[k].kick);
+        free(sp->part[k].by_owner);
         free(sp->part[k].ids);
         free(sp->part[k].entry);
     }
@@ -69,6 +73,7 @@ void avi_slice_free(avi_engine *e)
     free(sp->seam);
     free(sp->seam_start);
     free(sp->owner);
+    free(sp->seam_owner);
     free(sp->pvert);
     free(sp->vstart);
     free(sp);
@@ -180,14 +185,14 @@ static int assign_parts(const avi_model *m, const avi_clock_groups *g, struct av
     return 0;
 }
 
-/* The seam: records that potentials of two parts touch; each potential's
- * mask of its slots there. */
+/* The seam: records that potentials of two parts touch (applied by the
+ * first part seen); each potential's mask of its slots there. */
 enum { NONE = 0xFF, SEAM = 0xFE };
 static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
 {
     size_t nrec = avi_model_record_count(m);
-    uint8_t *owner = sp->owner = malloc(nrec + 1);
-    if (!owner) return -1;
+    uint8_t *owner = sp->owner = malloc(nrec + 1), *first = sp->seam_owner = malloc(nrec + 1);
+    if (!owner || !first) return -1;
     memset(owner, NONE, nrec + 1);
     for (int pass = 0; pass < 2; pass++)
         for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
@@ -199,7 +204,8 @@ static int mark_seam(const avi_model *m, const avi_clock_groups *g, struct avi_s
                 uint16_t mask = 0;
                 for (int a = 0; a < ns; a++) {
                     uint8_t *o = &owner[s[a]];
-                    if (pass == 0) *o = *o == NONE || *o == part ? part : SEAM;
+                    if (pass == 0 && *o == NONE) *o = first[s[a]] = part;
+                    else if (pass == 0 && *o != part) *o = SEAM;
                     else if (*o == SEAM) mask |= (uint16_t)(1u << a);
                 }
                 if (pass == 1) sp->seam_mask[g->offset[k] + i] = mask;
@@ -529,6 +535,46 @@ static void run_part(void *ctx, size_t kb, size_t ke, int worker)
             p = q;
         }
         part->finite = isfinite(total);
+        /* The kept kicks by seam owner, each owner's in id order. */
+        size_t *os = part->ostart;
+        memset(os, 0, (sp->nparts + 1) * sizeof *os);
+        for (size_t a = 0; a < part->n; a++) os[sp->seam_owner[part->kick[a].rec] + 1]++;
+        for (int o = 0; o < sp->nparts; o++) os[o + 1] += os[o];
+        size_t at[AVI_SLICE_PARTS_MAX];
+        memcpy(at, os, sp->nparts * sizeof *at);
+        for (size_t a = 0; a < part->n; a++) part->by_owner[at[sp->seam_owner[part->kick[a].rec]]++] = part->kick[a];
+    }
+}
+
+/* Seam owner o: the kept kicks on its seam records in member id order, a
+ * merge of the parts' lists (each in id order). Records of different
+ * owners are disjoint, so the owners run side by side. */
+static void apply_seam(void *ctx, size_t ob, size_t oe, int worker)
+{
+    (void)worker;
+    const slice_job *j = ctx;
+    const struct avi_slice_par *sp = j->sp;
+    avi_vertex *V = j->e->model->vert;
+    const size_t P = (size_t)sp->nparts;
+    for (size_t o = ob; o < oe; o++) {
+        size_t at[AVI_SLICE_PARTS_MAX], end[AVI_SLICE_PARTS_MAX];
+        for (size_t p = 0; p < P; p++) {
+            at[p] = sp->part[p].ostart[o];
+            end[p] = sp->part[p].ostart[o + 1];
+        }
+        for (;;) {
+            size_t best = SIZE_MAX;
+            uint32_t id = UINT32_MAX;
+            for (size_t p = 0; p < P; p++)
+                if (at[p] < end[p] && (best == SIZE_MAX || sp->part[p].by_owner[at[p]].id < id)) {
+                    best = p;
+                    id = sp->part[p].by_owner[at[p]].id;
+                }
+            if (best == SIZE_MAX) break;
+            const seam_kick *k = sp->part[best].by_owner;
+            for (; at[best] < end[best] && k[at[best]].id == id; at[best]++)
+                kick_one(&V[k[at[best]].rec], k[at[best]].w, k[at[best]].g);
+        }
     }
 }
 
@@ -608,8 +654,10 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
         }
         if (kept > part->cap) {
             seam_kick *kk = realloc(part->kick, kept * sizeof *kk);
-            if (!kk) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
-            part->kick = kk;
+            if (kk) part->kick = kk;
+            seam_kick *ko = realloc(part->by_owner, kept * sizeof *ko);
+            if (ko) part->by_owner = ko;
+            if (!kk || !ko) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
             part->cap = kept;
         }
         part->n = 0;
@@ -641,22 +689,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     }
 #undef DRIFT
     avi_pool_for(e->pool, P, 1, run_part, &j);
-    /* The seam's kicks in member id order: a merge of the parts' lists,
-     * each in id order. */
-    size_t at[AVI_SLICE_PARTS_MAX] = {0};
-    for (;;) {
-        size_t best = SIZE_MAX;
-        for (size_t p = 0; p < P; p++)
-            if (at[p] < sp->part[p].n && (best == SIZE_MAX || sp->part[p].kick[at[p]].id < sp->part[best].kick[at[best]].id))
-                best = p;
-        if (best == SIZE_MAX) break;
-        const slice_part *part = &sp->part[best];
-        uint32_t id = part->kick[at[best]].id;
-        for (; at[best] < part->n && part->kick[at[best]].id == id; at[best]++) {
-            const seam_kick *sk = &part->kick[at[best]];
-            kick_one(&V[sk->rec], sk->w, sk->g);
-        }
-    }
+    if (P > 1) avi_pool_for(e->pool, P, 1, apply_seam, &j);
     int finite = 1;
     for (size_t p = 0; p < P; p++) finite &= sp->part[p].finite;
     if (!finite) return slice_blow_up(e, ev, k, t, counts);
