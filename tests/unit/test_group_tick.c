@@ -102,6 +102,28 @@ START_TEST(test_jittered_bar)
 }
 END_TEST
 
+/* Twenty chaos seeds on 3 threads (parts 1 to 8, random cuts, random
+ * hand-out and yields): the serial bits every time. */
+START_TEST(test_jittered_bar_chaos)
+{
+    scene_run ref;
+    run_open(&ref, "bar", jitter_ov, 5, 1, NULL);
+    ck_assert_int_eq(avi_engine_advance(ref.e, 0.01), AVI_OK);
+    int runs = getenv("AVI_TEST_QUICK") ? 5 : 20;
+    for (int seed = 1; seed <= runs; seed++) {
+        char s[16], ctx[64];
+        snprintf(s, sizeof s, "%d", 7919 * seed);
+        snprintf(ctx, sizeof ctx, "jittered bar, chaos seed %s", s);
+        scene_run r;
+        run_open(&r, "bar", jitter_ov, 5, 3, s);
+        ck_assert_int_eq(avi_engine_advance(r.e, 0.01), AVI_OK);
+        same(&ref, &r, ctx);
+        scene_run_close(&r);
+    }
+    scene_run_close(&ref);
+}
+END_TEST
+
 /* A drift to the time a record is already at leaves its position: -0.0
  * stays -0.0 and an infinite velocity does not make it NaN; a later time
  * moves it. */
@@ -210,6 +232,7 @@ static Suite *group_tick_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_bar);
     tcase_add_test(tc, test_jittered_bar);
+    tcase_add_test(tc, test_jittered_bar_chaos);
     tcase_add_test(tc, test_drift_at_its_time);
     tcase_add_test(tc, test_sheet);
     tcase_add_test(tc, test_spring_chain);
