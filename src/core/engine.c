@@ -24,7 +24,6 @@ int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...)
     return rc;
 }
 #define engine_fail avi_engine_fail /* its name in this file */
-#define blow_up avi_engine_blow_up
 
 /* What an event may touch: vertex records and potential records. */
 static size_t working_set_bytes(const avi_model *m)
@@ -263,7 +262,7 @@ static inline __attribute__((always_inline)) void prefetch_ahead(const avi_model
     if (near) prefetch_vertices(m, near->id);
 }
 
-int avi_engine_blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
+static int blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n)
 {
     char verts[96] = "";
     int k = 0;
@@ -568,10 +567,10 @@ static int next_tick(avi_engine *e, const avi_clock_group *gr, const uint32_t *m
 /* Every entry at the top's time t, when they are a slice for the threads
  * (core/time_slice.h): each group cursor at its first member, at least
  * AVI_SLICE_PARALLEL_MIN events, no contact, damping or refinement (the
- * caller's checks). Returns 1 when it ran them and rescheduled every
- * entry, 0 when they must run serially (nothing changed), or an error
- * status (the engine's error set). */
-static int run_slice(avi_engine *e, double t, uint64_t *counts)
+ * caller's checks). Returns 1 when it took them (*rc: AVI_OK, every entry
+ * rescheduled, or an error status with the engine's error set), 0 when
+ * they must run serially (nothing changed). */
+static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
 {
     avi_twolevel_queue *q = &e->queue;
     avi_clock_groups *groups = &e->groups;
@@ -591,8 +590,19 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts)
     }
     static long smin = -1; if (smin < 0) smin = getenv("SMIN") ? atol(getenv("SMIN")) : AVI_SLICE_PARALLEL_MIN;
     if (events < (uint64_t)smin) return 0;
-    int rc = avi_slice_run(e, ent, k, t, counts);
-    if (rc != AVI_OK) return rc;
+    uint32_t blown;
+    int rc = avi_slice_run(e, ent, k, t, counts, &blown);
+    if (rc < 0) {
+        *rc_out = engine_fail(e, AVI_ERR_RUN, "out of memory");
+        return 1;
+    }
+    if (rc == AVI_SLICE_BLOW_UP) {
+        unsigned kind = blown >> AVI_ID_KIND_SHIFT;
+        const uint32_t *v;
+        avi_model_stencil(e->model, (avi_kind)kind, blown & AVI_ID_INDEX_MASK, &v);
+        *rc_out = blow_up(e, kind, blown & AVI_ID_INDEX_MASK, t, v, avi_kind_vertices(kind));
+        return 1;
+    }
     for (size_t a = 0; a < k; a++) {
         avi_event x, next;
         avi_tl_pop(q, &x);
@@ -607,8 +617,9 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts)
             next = (avi_event){(double)(x.n + 1) * avi_kind_dt(kind, avi_kind_record(e->model, kind, i)), x.id, x.n + 1};
         }
         if (rc == AVI_OK && avi_tl_push(q, next)) rc = engine_fail(e, AVI_ERR_RUN, "out of memory");
-        if (rc != AVI_OK) return rc;
+        if (rc != AVI_OK) break;
     }
+    *rc_out = rc;
     return 1;
 }
 
@@ -856,14 +867,10 @@ static int events_advance(avi_engine *e, double t_stop)
         }
         if (e->pool && !cm && kd == 0.0 && ev.t > t_last) {
             /* A new time: all of its events on the threads, when they are many. */
-            int ran = run_slice(e, ev.t, counts);
-            if (ran == 1) {
+            if (run_slice(e, ev.t, counts, &rc)) {
+                if (rc != AVI_OK) goto out;
                 t_last = ev.t;
                 continue;
-            }
-            if (ran != 0) {
-                rc = ran;
-                goto out;
             }
         }
         t_last = ev.t;
@@ -1063,7 +1070,7 @@ int avi_engine_set_threads(avi_engine *e, int threads)
     const char *chaos = getenv("AVI_CHAOS_SEED");
     if (threads == 1 && !(chaos && *chaos && strcmp(chaos, "0") != 0)) return AVI_OK;
     if (!(e->pool = avi_pool_create(threads, &e->err))) return e->err.status;
-    return avi_slice_prepare(e);
+    return avi_slice_prepare(e) ? engine_fail(e, AVI_ERR_RUN, "out of memory") : AVI_OK;
 }
 
 int avi_engine_threads(const avi_engine *e) { return avi_pool_threads(e->pool); }

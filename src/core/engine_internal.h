@@ -31,9 +31,6 @@ int avi_engine_schedule(avi_engine *e, avi_event ev);
  * when none): the elastic potentials on v refine their steps to resolve it
  * (core/refine.h). AVI_OK or AVI_ERR_RUN (engine error set). */
 int avi_engine_refine(avi_engine *e, uint32_t vertex, double omega);
-/* Fails the run naming potential i of `kind`, its stencil's mesh vertices
- * v[0..n) and t: its impulse at t is not finite. Returns AVI_ERR_RUN. */
-int avi_engine_blow_up(avi_engine *e, unsigned kind, uint32_t i, double t, const uint32_t *v, int n);
 /* Sets the engine's error and returns `status`. */
 int avi_engine_fail(avi_engine *e, avi_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

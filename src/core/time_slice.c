@@ -292,8 +292,8 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
 
 int avi_slice_prepare(avi_engine *e)
 {
-    if (!e->pool || e->contact || e->slice || e->groups.ngroup == 0 || e->stepper != &avi_event_stepper) return AVI_OK;
-    if (!(e->slice = build_parts(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+    if (!e->pool || e->contact || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
+    if (!(e->slice = build_parts(e))) return -1;
     return AVI_OK;
 }
 
@@ -581,8 +581,8 @@ static void apply_seam(void *ctx, size_t ob, size_t oe, int worker)
 /* A slice whose impulse sums were not all finite: the first event, in the
  * serial order, whose own sum is not (none: only a part's total
  * overflowed); the events after it do not count, as in the serial loop. */
-__attribute__((cold, noinline)) static int slice_blow_up(avi_engine *e, const avi_event *ev, size_t k, double t,
-                                                         uint64_t *counts)
+__attribute__((cold, noinline)) static int slice_blow_up(avi_engine *e, const avi_event *ev, size_t k,
+                                                         uint64_t *counts, uint32_t *blown)
 {
     const avi_model *m = e->model;
     const avi_clock_groups *g = &e->groups;
@@ -617,16 +617,17 @@ __attribute__((cold, noinline)) static int slice_blow_up(avi_engine *e, const av
         for (int c = 0; c < ns; c++) sum += gr[c][0] + gr[c][1] + gr[c][2];
         if (!isfinite(sum)) {
             for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += seen[c];
-            return avi_engine_blow_up(e, kind, i, t, s, avi_kind_vertices(kind));
+            *blown = id;
+            return AVI_SLICE_BLOW_UP;
         }
     }
     for (int c = 0; c < AVI_KIND_COUNT; c++) counts[c] += seen[c];
-    return AVI_OK;
+    return 0;
 }
 
-int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts)
+int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown)
 {
-    if (!e->slice && !(e->slice = build_parts(e))) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+    if (!e->slice && !(e->slice = build_parts(e))) return -1;
     struct avi_slice_par *sp = e->slice;
     const avi_model *m = e->model;
     const avi_clock_groups *g = &e->groups;
@@ -649,7 +650,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
             if (ids) part->ids = ids;
             uint8_t *en = realloc(part->entry, n);
             if (en) part->entry = en;
-            if (!ids || !en) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+            if (!ids || !en) return -1;
             part->ids_cap = n;
         }
         if (kept > part->cap) {
@@ -657,7 +658,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
             if (kk) part->kick = kk;
             seam_kick *ko = realloc(part->by_owner, kept * sizeof *ko);
             if (ko) part->by_owner = ko;
-            if (!kk || !ko) return avi_engine_fail(e, AVI_ERR_RUN, "out of memory");
+            if (!kk || !ko) return -1;
             part->cap = kept;
         }
         part->n = 0;
@@ -692,7 +693,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     if (P > 1) avi_pool_for(e->pool, P, 1, apply_seam, &j);
     int finite = 1;
     for (size_t p = 0; p < P; p++) finite &= sp->part[p].finite;
-    if (!finite) return slice_blow_up(e, ev, k, t, counts);
+    if (!finite) return slice_blow_up(e, ev, k, counts, blown);
     uint64_t n = 0;
     for (size_t p = 0; p < P; p++) {
         sp->kept += sp->part[p].n;
@@ -703,5 +704,5 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     }
     sp->slices++;
     sp->events += n;
-    return AVI_OK;
+    return 0;
 }

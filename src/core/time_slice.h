@@ -39,15 +39,18 @@
 
 /* Runs the events of the slice ev[0..k) (every queue entry at time t, in
  * queue order; group cursors at their first member) on the engine's pool
- * and adds them to counts. Leaves the queue to the caller. Returns AVI_OK,
- * or AVI_ERR_RUN with the engine's error set (out of memory before
- * anything changed; a blow-up, named as the serial loop names it). */
-int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts);
+ * and adds them to counts. Leaves the queue to the caller. Returns 0;
+ * AVI_SLICE_BLOW_UP when the impulse of member *blown, the first in the
+ * serial order whose impulse is not finite, was not (counts then hold the
+ * events up to it, as in the serial loop; the members after it ran too);
+ * -1 when out of memory (before anything changed). */
+#define AVI_SLICE_BLOW_UP 1
+int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown);
 
 /* Cuts the parts for the engine's pool now (avi_engine_set_threads), so
- * that the first slice does not pay for it inside a run: AVI_OK, or
- * AVI_ERR_RUN when out of memory (the engine's error set). Without a pool,
- * with contact or without clock groups, nothing. */
+ * that the first slice does not pay for it inside a run: 0, or -1 when out
+ * of memory. Without a pool, with contact, for a synchronous integrator or
+ * without clock groups, nothing. */
 int avi_slice_prepare(avi_engine *e);
 
 /* Slices run on the pool, their events and the kicks kept for seams. */
