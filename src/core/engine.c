@@ -565,9 +565,9 @@ static int next_tick(avi_engine *e, const avi_clock_group *gr, const uint32_t *m
 }
 
 /* Every entry at the top's time t, when they are a slice for the threads
- * (core/time_slice.h): each group cursor at its first member, at least
- * AVI_SLICE_PARALLEL_MIN events, no contact, damping or refinement (the
- * caller's checks). Returns 1 when it took them (*rc: AVI_OK, every entry
+ * (core/time_slice.h): each group cursor at its first member, no refined
+ * clock or group refinement dissolves, at least AVI_SLICE_PARALLEL_MIN
+ * events, no damping (the caller's check). Returns 1 when it took them (*rc: AVI_OK, every entry
  * rescheduled, or an error status with the engine's error set), 0 when
  * they must run serially (nothing changed). */
 static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
@@ -580,10 +580,11 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
     for (const avi_event *x; (x = avi_tl_peek(q, k)) && x->t == t; k++) {
         if (k == AVI_SLICE_ENTRIES_MAX || (x->id >> AVI_ID_KIND_SHIFT) >= AVI_MODEL_KINDS) return 0;
         if (x->n & AVI_GROUP_CURSOR) {
-            const avi_clock_group *gr = &groups->group[avi_group_of(groups, x->id)];
-            if (gr->pos != 0) return 0;
-            events += gr->count;
+            uint32_t gi = avi_group_of(groups, x->id);
+            if (groups->group[gi].pos != 0 || (e->refine && avi_refine_dissolving(e->refine, gi))) return 0;
+            events += groups->group[gi].count;
         } else {
+            if (e->refine && avi_refine_owns(e->refine, x->id)) return 0;
             events++;
         }
         ent[k] = *x;
@@ -596,6 +597,7 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
         *rc_out = engine_fail(e, AVI_ERR_RUN, "out of memory");
         return 1;
     }
+    if (rc == AVI_SLICE_UNDONE) return 0;
     if (rc == AVI_SLICE_BLOW_UP) {
         unsigned kind = blown >> AVI_ID_KIND_SHIFT;
         const uint32_t *v;
@@ -865,7 +867,7 @@ static int events_advance(avi_engine *e, double t_stop)
             rc = AVI_INTERRUPTED;
             goto out;
         }
-        if (e->pool && !cm && kd == 0.0 && ev.t > t_last) {
+        if (e->pool && kd == 0.0 && ev.t > t_last) {
             /* A new time: all of its events on the threads, when they are many. */
             if (run_slice(e, ev.t, counts, &rc)) {
                 if (rc != AVI_OK) goto out;

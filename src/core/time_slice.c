@@ -24,8 +24,11 @@ typedef struct {
     uint32_t *ids;   /* the part's members of a slice of several entries, merged in id order */
     uint8_t *entry;  /* the entry each came from */
     size_t ids_cap;
+    avi_vertex *undo; /* with contact: the part's own records of the slice's groups before it */
+    size_t undo_cap;
     uint64_t counts[AVI_KIND_COUNT];
     int finite;
+    int fast;        /* with contact: a kick by this part (or on its seam records) passed the speed cap */
     char pad[64];    /* parts are written by different threads */
 } slice_part;
 
@@ -43,7 +46,10 @@ struct avi_slice_par {
     uint32_t *pvert;     /* each group's records outside the seam by part (drifted by the part, drift_all) */
     uint32_t *vstart;    /* group g, part k: pvert[vstart[g (P + 1) + k] .. vstart[g (P + 1) + k + 1]) */
     slice_part *part;
-    uint64_t slices, events, kept;
+    avi_vertex *undo;    /* with contact: the seam's and single clocks' records before a slice */
+    uint32_t *undo_rec;
+    size_t undo_n, undo_cap;
+    uint64_t slices, events, kept, undone;
 };
 
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam)
@@ -54,6 +60,8 @@ void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, ui
     *seam = sp ? sp->kept : 0;
 }
 
+uint64_t avi_slice_undone(const avi_engine *e) { return e->slice ? e->slice->undone : 0; }
+
 void avi_slice_free(avi_engine *e)
 {
     struct avi_slice_par *sp = e->slice;
@@ -61,6 +69,7 @@ void avi_slice_free(avi_engine *e)
     for (int k = 0; k < sp->nparts; k++) {
         free(sp->part[k].kick);
         free(sp->part[k].by_owner);
+        free(sp->part[k].undo);
         free(sp->part[k].ids);
         free(sp->part[k].entry);
     }
@@ -74,6 +83,8 @@ void avi_slice_free(avi_engine *e)
     free(sp->seam_start);
     free(sp->owner);
     free(sp->seam_owner);
+    free(sp->undo);
+    free(sp->undo_rec);
     free(sp->pvert);
     free(sp->vstart);
     free(sp);
@@ -292,7 +303,7 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
 
 int avi_slice_prepare(avi_engine *e)
 {
-    if (!e->pool || e->contact || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
+    if (!e->pool || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
     if (!(e->slice = build_parts(e))) return -1;
     return AVI_OK;
 }
@@ -304,6 +315,7 @@ typedef struct slice_job {
     size_t k;
     double t;
     int drifted; /* every entry a group whose records fit drift_all (engine.c): each part drifts its own first */
+    double vcap2; /* the contact manager's speed cap squared; +inf without contact */
     double half[AVI_SLICE_ENTRIES_MAX];
 } slice_job;
 
@@ -339,8 +351,9 @@ static inline void keep(slice_part *part, uint32_t id, uint32_t rec, double w, c
  * blow-up check); `kind` and `drifted` constants where inlined. */
 static inline __attribute__((always_inline)) double member(const avi_model *m, const uint16_t *seam_mask,
                                                            slice_part *part, unsigned kind, int drifted, uint32_t id,
-                                                           double t, double half, size_t pn)
+                                                           double t, double half, size_t pn, double vcap2)
 {
+    const int nv = avi_kind_vertices(kind); /* slots past nv: edge records (no speed check) */
     avi_vertex *V = m->vert;
     const void *rec = avi_kind_record(m, kind, id & AVI_ID_INDEX_MASK);
     const uint32_t *s = avi_kind_stencil(kind, rec);
@@ -361,6 +374,7 @@ static inline __attribute__((always_inline)) double member(const avi_model *m, c
                 keep(part, id, s[c], w, g);
             } else {
                 avi_kick_record(&V[s[c]], ww, gv[c]);
+                if (c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > vcap2) part->fast = 1; /* avi_check_speed's */
             }
             sum = _mm256_add_pd(sum, gv[c]);
         }
@@ -384,8 +398,12 @@ static inline __attribute__((always_inline)) double member(const avi_model *m, c
     avi_kind_gradient(kind, rec, (const double (*)[3])x, g);
     double sum = 0.0;
     for (int c = 0; c < ns; c++) {
-        if (mask >> c & 1) keep(part, id, s[c], w, g[c]);
-        else kick_one(&V[s[c]], w, g[c]);
+        if (mask >> c & 1) {
+            keep(part, id, s[c], w, g[c]);
+        } else {
+            kick_one(&V[s[c]], w, g[c]);
+            if (c < nv && v3_dot(V[s[c]].v, V[s[c]].v) > vcap2) part->fast = 1;
+        }
         sum += g[c][0] + g[c][1] + g[c][2];
     }
     return sum;
@@ -477,7 +495,7 @@ static inline __attribute__((always_inline)) double run_kind(const struct slice_
         }
         uint32_t id = ids[p];
         total += member(m, mask, part, kind, drifted, id, j->t, j->half[entry ? entry[p] : 0],
-                        offset + (id & AVI_ID_INDEX_MASK));
+                        offset + (id & AVI_ID_INDEX_MASK), j->vcap2);
     }
     return total;
 }
@@ -509,6 +527,14 @@ static void run_part(void *ctx, size_t kb, size_t ke, int worker)
             merge(list, left, j->k, part->ids, part->entry);
             ids = part->ids;
             entry = part->entry;
+        }
+        if (j->vcap2 < INFINITY) { /* with contact: its own records, to undo the slice */
+            size_t u = 0;
+            for (size_t a = 0; a < j->k; a++) {
+                if (!(j->ev[a].n & AVI_GROUP_CURSOR)) continue;
+                const uint32_t *vs = sp->vstart + (size_t)avi_group_of(&e->groups, j->ev[a].id) * (sp->nparts + 1);
+                for (uint32_t r = vs[k]; r < vs[k + 1]; r++) part->undo[u++] = m->vert[sp->pvert[r]];
+            }
         }
         if (j->drifted) /* the records of the part's own, as the serial tick's drift-all */
             for (size_t a = 0; a < j->k; a++) {
@@ -572,8 +598,11 @@ static void apply_seam(void *ctx, size_t ob, size_t oe, int worker)
                 }
             if (best == SIZE_MAX) break;
             const seam_kick *k = sp->part[best].by_owner;
-            for (; at[best] < end[best] && k[at[best]].id == id; at[best]++)
-                kick_one(&V[k[at[best]].rec], k[at[best]].w, k[at[best]].g);
+            for (; at[best] < end[best] && k[at[best]].id == id; at[best]++) {
+                uint32_t r = k[at[best]].rec;
+                kick_one(&V[r], k[at[best]].w, k[at[best]].g);
+                if (r < j->e->model->nv && v3_dot(V[r].v, V[r].v) > j->vcap2) sp->part[o].fast = 1;
+            }
         }
     }
 }
@@ -632,7 +661,8 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     const avi_model *m = e->model;
     const avi_clock_groups *g = &e->groups;
     const size_t P = (size_t)sp->nparts;
-    slice_job j = {e, sp, ev, k, t, 1, {0}};
+    avi_contact_clock *cm = contact_clock(e);
+    slice_job j = {e, sp, ev, k, t, 1, cm ? cm->vcap2 : INFINITY, {0}};
     /* Room for every part's merged members and kept kicks, before anything
      * changes: the parts cannot fail. */
     for (size_t p = 0; p < P; p++) {
@@ -661,8 +691,62 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
             if (!kk || !ko) return -1;
             part->cap = kept;
         }
+        if (cm) {
+            size_t own = 0;
+            for (size_t a = 0; a < k; a++)
+                if (ev[a].n & AVI_GROUP_CURSOR) {
+                    const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, ev[a].id) * (P + 1);
+                    own += vs[p + 1] - vs[p];
+                }
+            if (own > part->undo_cap) {
+                avi_vertex *u = realloc(part->undo, own * sizeof *u);
+                if (!u) return -1;
+                part->undo = u;
+                part->undo_cap = own;
+            }
+        }
         part->n = 0;
+        part->fast = 0;
         memset(part->counts, 0, sizeof part->counts);
+    }
+    /* With contact, the seam's records and the single clocks' as they were:
+     * a kick past the speed cap makes the serial loop run the slice, which
+     * stops at that event for the manager (engine.c). */
+    sp->undo_n = 0;
+    if (cm) {
+        size_t need = 0;
+        for (size_t a = 0; a < k; a++) {
+            if (ev[a].n & AVI_GROUP_CURSOR) {
+                uint32_t gi = avi_group_of(g, ev[a].id);
+                need += sp->seam_start[gi + 1] - sp->seam_start[gi];
+            } else {
+                need += (size_t)avi_kind_slots(ev[a].id >> AVI_ID_KIND_SHIFT);
+            }
+        }
+        if (need > sp->undo_cap) {
+            avi_vertex *u = realloc(sp->undo, need * sizeof *u);
+            if (u) sp->undo = u;
+            uint32_t *ur = realloc(sp->undo_rec, need * sizeof *ur);
+            if (ur) sp->undo_rec = ur;
+            if (!u || !ur) return -1;
+            sp->undo_cap = need;
+        }
+        for (size_t a = 0; a < k; a++) {
+            const uint32_t *list, *s;
+            size_t n;
+            if (ev[a].n & AVI_GROUP_CURSOR) {
+                uint32_t gi = avi_group_of(g, ev[a].id);
+                list = sp->seam + sp->seam_start[gi];
+                n = sp->seam_start[gi + 1] - sp->seam_start[gi];
+            } else {
+                n = (size_t)avi_model_stencil(m, (avi_kind)(ev[a].id >> AVI_ID_KIND_SHIFT), ev[a].id & AVI_ID_INDEX_MASK, &s);
+                list = s;
+            }
+            for (size_t b = 0; b < n; b++) {
+                sp->undo_rec[sp->undo_n] = list[b];
+                sp->undo[sp->undo_n++] = m->vert[list[b]];
+            }
+        }
     }
     /* The seam's records to t, as the first event on each would drift them. */
     avi_vertex *V = m->vert;
@@ -691,8 +775,24 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
 #undef DRIFT
     avi_pool_for(e->pool, P, 1, run_part, &j);
     if (P > 1) avi_pool_for(e->pool, P, 1, apply_seam, &j);
-    int finite = 1;
-    for (size_t p = 0; p < P; p++) finite &= sp->part[p].finite;
+    int finite = 1, fast = 0;
+    for (size_t p = 0; p < P; p++) {
+        finite &= sp->part[p].finite;
+        fast |= sp->part[p].fast;
+    }
+    if (cm && (fast || !finite)) { /* back to the records before the slice, for the serial loop */
+        for (size_t p = 0; p < P; p++) {
+            size_t u = 0;
+            for (size_t a = 0; a < k; a++) {
+                if (!(ev[a].n & AVI_GROUP_CURSOR)) continue;
+                const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, ev[a].id) * (P + 1);
+                for (uint32_t r = vs[p]; r < vs[p + 1]; r++) V[sp->pvert[r]] = sp->part[p].undo[u++];
+            }
+        }
+        for (size_t b = sp->undo_n; b-- > 0;) V[sp->undo_rec[b]] = sp->undo[b]; /* the first copy of each last */
+        sp->undone++;
+        return AVI_SLICE_UNDONE;
+    }
     if (!finite) return slice_blow_up(e, ev, k, counts, blown);
     uint64_t n = 0;
     for (size_t p = 0; p < P; p++) {

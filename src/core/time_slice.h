@@ -19,10 +19,14 @@
  * positions and gets the serial kicks in the serial order, for any number
  * of parts and any thread that runs them.
  *
- * Slices with contact (the manager may run between events at one time,
- * and the speed check stops at the first fast vertex), damping (it reads
- * velocities earlier events kicked) or refined clocks run serially, as do
- * slices of fewer than AVI_SLICE_PARALLEL_MIN events. docs/ARCHITECTURE.md,
+ * With contact, every kick is checked against the manager's speed cap as
+ * the serial loop checks it (a part's own records after each kick, the
+ * seam's as its kicks are applied in id order); a slice in which one
+ * passes it, or an impulse is not finite, is restored from copies taken
+ * at its start and left to the serial loop, which stops at that event for
+ * the manager. Slices with damping (it reads velocities earlier events
+ * kicked) or refined clocks run serially, as do slices of fewer than
+ * AVI_SLICE_PARALLEL_MIN events. docs/ARCHITECTURE.md,
  * "Parallel executor". */
 #ifndef AVI_TIME_SLICE_H
 #define AVI_TIME_SLICE_H
@@ -45,6 +49,9 @@
  * events up to it, as in the serial loop; the members after it ran too);
  * -1 when out of memory (before anything changed). */
 #define AVI_SLICE_BLOW_UP 1
+/* With contact, a kick past the manager's speed cap (or an impulse not
+ * finite): the records are as before the slice, which must run serially. */
+#define AVI_SLICE_UNDONE 2
 int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown);
 
 /* Cuts the parts for the engine's pool now (avi_engine_set_threads), so
@@ -55,6 +62,8 @@ int avi_slice_prepare(avi_engine *e);
 
 /* Slices run on the pool, their events and the kicks kept for seams. */
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam);
+/* Slices undone for the serial loop (contact). */
+uint64_t avi_slice_undone(const avi_engine *e);
 
 /* Frees the parts (the engine's destroy, and a new thread count). */
 void avi_slice_free(avi_engine *e);

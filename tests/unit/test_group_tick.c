@@ -124,6 +124,43 @@ START_TEST(test_jittered_bar_chaos)
 }
 END_TEST
 
+/* Sphere-plate (contact: slices check every kick against the manager's
+ * speed cap): with the cap lowered to 0 between advances, on the serial
+ * engine and on threads alike, the first kick passes it; where that is in
+ * a slice, the slice is undone and run serially, which stops at that kick
+ * for the manager. The records, counts and time stay the serial ones, then
+ * and after the manager has set the cap again. */
+START_TEST(test_contact_slices_undone)
+{
+    static const char *const ov[] = {"time.end=1e-4"};
+    for (int threads = 2; threads <= 3; threads++) {
+        scene_run a, b; /* a serial, b on threads */
+        run_open(&a, "sphere-plate", ov, 1, 1, NULL);
+        run_open(&b, "sphere-plate", ov, 1, threads, NULL);
+        scene_run *both[] = {&a, &b};
+        for (int x = 0; x < 2; x++) ck_assert_int_eq(avi_engine_advance(both[x]->e, 2e-5), AVI_OK);
+        same(&a, &b, "sphere-plate to 2e-5");
+        uint64_t slices, events, seam;
+        avi_slice_stats(b.e, &slices, &events, &seam);
+        ck_assert_uint_gt(slices, 0);
+        double t = 2e-5;
+        for (int k = 0; k < 2000 && avi_slice_undone(b.e) < 3; k++) {
+            t += 1e-8;
+            for (int x = 0; x < 2; x++) {
+                contact_clock(both[x]->e)->vcap2 = 0.0;
+                ck_assert_int_eq(avi_engine_advance(both[x]->e, t), AVI_OK);
+            }
+        }
+        same(&a, &b, "sphere-plate, speed cap 0");
+        ck_assert_uint_ge(avi_slice_undone(b.e), 3);
+        for (int x = 0; x < 2; x++) ck_assert_int_eq(avi_engine_advance(both[x]->e, t + 1e-5), AVI_OK);
+        same(&a, &b, "sphere-plate after the cap was set again");
+        scene_run_close(&a);
+        scene_run_close(&b);
+    }
+}
+END_TEST
+
 /* A drift to the time a record is already at leaves its position: -0.0
  * stays -0.0 and an infinite velocity does not make it NaN; a later time
  * moves it. */
@@ -233,6 +270,7 @@ static Suite *group_tick_suite(void)
     tcase_add_test(tc, test_bar);
     tcase_add_test(tc, test_jittered_bar);
     tcase_add_test(tc, test_jittered_bar_chaos);
+    tcase_add_test(tc, test_contact_slices_undone);
     tcase_add_test(tc, test_drift_at_its_time);
     tcase_add_test(tc, test_sheet);
     tcase_add_test(tc, test_spring_chain);
