@@ -15,9 +15,9 @@
  * parallel, as the serial tick drifts them at its start. Ticks drifted
  * member by member stay serial: they read their records once, where a
  * separate drift pass reads them twice (the 1M-tet bar ran at 0.37x that
- * way). Without contact, time slices (core/time_slice.h) take every event
- * at a new time first; ticks come here when a slice was too small or with
- * contact.
+ * way). Time slices (core/time_slice.h) take every event at a new time
+ * first; ticks come here when the slice was left to the serial loop
+ * (undone by a speed trigger, or refined clocks share its time).
  *
  * Which part a record's kicks belong to comes from spans built once per
  * grouping: for each member slot its record's place in the group's vertex
