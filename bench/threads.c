@@ -7,6 +7,10 @@
  * bit ("same_bits").
  *
  *   build/bench/threads [--tets N]... [--events E] [--threads T]... [--repeat R]
+ *   build/bench/threads --scene NAME --end T [--threads T]... [--repeat R]
+ *
+ * --scene runs a built-in scene's engine (avi_engine_create_for_scene:
+ * contact, refined clocks) to time T instead of the bar ("tets" is then 0).
  *
  * Prints one JSON object per run: wall and CPU seconds, per simulated
  * second, events/s (wall), the speed-up over the serial run of the same
@@ -35,8 +39,14 @@
 #include "core/group_tick.h"
 #include "core/time_slice.h"
 
+#include "avi/scene.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+static avi_scene scene; /* --scene: its engine is the scene's */
+static avi_scene_bodies scene_info;
+static int use_scene;
 
 typedef struct {
     double wall;
@@ -50,7 +60,7 @@ static int run_mode(avi_model *m, const avi_vertex *start, double t_end, int thr
     size_t n = avi_model_record_count(m);
     memcpy(m->vert, start, n * sizeof *m->vert);
     avi_error err;
-    avi_engine *e = avi_engine_create(m, &err);
+    avi_engine *e = use_scene ? avi_engine_create_for_scene(&scene, &scene_info, m, &err) : avi_engine_create(m, &err);
     if (!e) {
         fprintf(stderr, "threads: %s\n", err.message);
         return 1;
@@ -92,7 +102,8 @@ int main(int argc, char **argv)
 {
     double sizes[8];
     int nsizes = 0, threads[8], nthreads = 0, repeat = 3;
-    double events_wanted = 2.0e7, fork_us = 2.0, seam_ns = 10.0;
+    double events_wanted = 2.0e7, fork_us = 2.0, seam_ns = 10.0, scene_end = 0.0;
+    const char *scene_name = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tets") && i + 1 < argc && nsizes < 8) sizes[nsizes++] = atof(argv[++i]);
         else if (!strcmp(argv[i], "--events") && i + 1 < argc) events_wanted = atof(argv[++i]);
@@ -100,20 +111,41 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fork-us") && i + 1 < argc) fork_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--seam-ns") && i + 1 < argc) seam_ns = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--scene") && i + 1 < argc) scene_name = argv[++i];
+        else if (!strcmp(argv[i], "--end") && i + 1 < argc) scene_end = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--threads T]... [--repeat R] [--fork-us F] [--seam-ns S]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [--tets N]... [--events E] [--threads T]... [--repeat R] [--fork-us F] [--seam-ns S]\n"
+                            "       %s --scene NAME --end T [--threads T]... [--repeat R]\n",
+                    argv[0], argv[0]);
             return 2;
         }
     }
-    if (nsizes == 0) {
+    if (scene_name) {
+        if (!(scene_end > 0.0)) {
+            fprintf(stderr, "threads: --scene needs --end T > 0\n");
+            return 2;
+        }
+        nsizes = 1;
+        sizes[0] = 0.0;
+        use_scene = 1;
+    } else if (nsizes == 0) {
         sizes[nsizes++] = 1e5;
         sizes[nsizes++] = 1e6;
     }
     if (nthreads == 0) threads[nthreads++] = 2;
     int failed = 0;
     for (int s = 0; s < nsizes; s++) {
-        avi_model *m = bench_bar_model(sizes[s], "threads");
+        avi_model *m = NULL;
+        if (use_scene) {
+            avi_error err = {0};
+            if (avi_scene_load_builtin(scene_name, NULL, 0, &scene, &err) != AVI_OK ||
+                avi_scene_build(&scene, &m, &scene_info, &err) != AVI_OK) {
+                fprintf(stderr, "threads: %s\n", err.message);
+                return 1;
+            }
+        } else {
+            m = bench_bar_model(sizes[s], "threads");
+        }
         size_t n = avi_model_record_count(m);
         avi_vertex *start = malloc(n * sizeof *start), *serial_end = malloc(n * sizeof *serial_end);
         if (!start || !serial_end) {
@@ -123,7 +155,7 @@ int main(int argc, char **argv)
         memcpy(start, m->vert, n * sizeof *start);
         double rate = 0.0; /* events per simulated second */
         for (size_t i = 0; i < m->ntet; i++) rate += 1.0 / avi_model_time_step(m, AVI_KIND_TET, i);
-        double t_end = events_wanted / rate;
+        double t_end = use_scene ? scene_end : events_wanted / rate;
         run_stats serial = {0}, pool1 = {0}, par = {0}, st1 = {0}, stp = {0};
         int pmax = 1;
         for (int r = 0; r < repeat; r++) {
@@ -159,6 +191,10 @@ int main(int argc, char **argv)
         free(start);
         free(serial_end);
         avi_model_destroy(m);
+        if (use_scene) {
+            avi_scene_bodies_free(&scene_info);
+            avi_scene_free(&scene);
+        }
     }
     return failed;
 }
