@@ -102,6 +102,12 @@ void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
 int avi_engine_set_threads(avi_engine *engine, int threads);
 /* The threads the engine runs on (1 before any avi_engine_set_threads). */
 int avi_engine_threads(const avi_engine *engine);
+/* The thread count worth using, at most `cpus` (a run's default): for the
+ * asynchronous integrator without contact or damping, one per 25 000
+ * clocks (its events at one time run side by side, and below that a
+ * thread costs more than it saves); 1 otherwise (contact and synchronous
+ * runs do not pay yet). bench/README.md, "Threads". */
+int avi_engine_default_threads(const avi_engine *engine, int cpus);
 
 /* Advances to t_end, calling observers on the way (see avi_observer_fn).
  * The stop flag is read between observer calls too, so a run whose

@@ -66,8 +66,9 @@ typedef struct {
     int threads;                  /* threads of the engine, 1..AVI_RUN_MAX_THREADS;
                                      AVI_RUN_THREADS_AUTO: every processor the
                                      process may run on (its CPU affinity); 0: the
-                                     scene's parallel.threads, else 1 (more threads
-                                     do not pay yet: bench/README.md "Threads").
+                                     scene's parallel.threads, else
+                                     avi_engine_default_threads (1 with contact:
+                                     bench/README.md "Threads").
                                      The results do not depend on it; the banner
                                      and /parameters/threads record the count used */
 } avi_run_options;

@@ -219,11 +219,13 @@
  *                 rows and frames avi_h5_output_count gives, and the fixed
  *                 overheads), naming energy_every or frame_every, whichever
  *                 needs more; raise it for a larger file
- *   parallel      threads: an integer in 1..1024 (default 1) or auto, the
- *                 threads a run uses (every integrator); auto: every
- *                 processor the process may run on (its CPU affinity).
- *                 The default is 1 because more threads do not pay yet
- *                 on the machines measured (bench/README.md, "Threads").
+ *   parallel      threads: an integer in 1..1024 or auto, the threads a
+ *                 run uses (every integrator); auto: every processor the
+ *                 process may run on (its CPU affinity). Unset, a run uses
+ *                 avi_engine_default_threads: one per 25 000 clocks of the
+ *                 avi integrator without contact or damping, up to every
+ *                 processor, and 1 for the others, where more threads do
+ *                 not pay yet (bench/README.md, "Threads").
  *                 The results are the same bits for every count, so it is
  *                 not part of a run's identity: `avi run --threads N`
  *                 (avi_run_options.threads) overrides it, and a resume may

@@ -14,8 +14,9 @@ files are relative to the working directory).
 Overrides are "key=value" strings or a dict {dotted.key: value}, as
 `avi run --set`. threads=N runs the engine on N threads, as `avi run
 --threads N` ('auto': every processor this process may run on; default:
-the scene's parallel.threads, else 1); the results are the same bits for
-every N.
+the scene's parallel.threads, else avi's default: one thread per 25 000
+clocks without contact or damping, else 1); the results are the same bits
+for every N.
 A failure raises avi.Error with the library's message and
 status (2 bad input, 1 the run failed), the avi command's exit code.
 Ctrl-C (KeyboardInterrupt) stops a run as SIGINT stops `avi run`: at the
@@ -301,7 +302,7 @@ def _threads(threads):
         n = None
     if n is None or not 1 <= n <= MAX_THREADS:
         raise Error(f"threads={threads!r}: expected a whole number of threads from 1 to {MAX_THREADS} "
-                    "or 'auto' (None: the scene's parallel.threads, else 1)", STATUS_INPUT)
+                    "or 'auto' (None: the scene's parallel.threads, else the default)", STATUS_INPUT)
     return n
 
 

@@ -1076,6 +1076,7 @@ int avi_engine_set_threads(avi_engine *e, int threads)
 }
 
 int avi_engine_threads(const avi_engine *e) { return avi_pool_threads(e->pool); }
+int avi_engine_default_threads(const avi_engine *e, int cpus) { return avi_slice_default_threads(e, cpus < 1 ? 1 : cpus); }
 void avi_engine_set_heartbeat(avi_engine *e, avi_heartbeat_fn fn, void *user)
 {
     e->beat = fn;

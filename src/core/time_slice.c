@@ -60,6 +60,13 @@ void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, ui
     *seam = sp ? sp->kept : 0;
 }
 
+int avi_slice_default_threads(const avi_engine *e, int cpus)
+{
+    if (e->sync || e->contact || e->damping != 0.0 || e->groups.ngroup == 0) return 1;
+    size_t n = e->groups.npotential / AVI_SLICE_POTENTIALS_PER_THREAD;
+    return n < 1 ? 1 : n < (size_t)cpus ? (int)n : cpus;
+}
+
 uint64_t avi_slice_undone(const avi_engine *e) { return e->slice ? e->slice->undone : 0; }
 
 void avi_slice_free(avi_engine *e)

@@ -60,6 +60,14 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
  * without clock groups, nothing. */
 int avi_slice_prepare(avi_engine *e);
 
+/* The default thread count of a run (avi_run_options.threads and
+ * parallel.threads unset): one per AVI_SLICE_POTENTIALS_PER_THREAD clocks,
+ * at most `cpus`, for the AVI without contact or damping, whose events run
+ * in slices; 1 otherwise (contact and synchronous runs do not pay yet,
+ * bench/README.md "Threads"). */
+#define AVI_SLICE_POTENTIALS_PER_THREAD 25000
+int avi_slice_default_threads(const avi_engine *e, int cpus);
+
 /* Slices run on the pool, their events and the kicks kept for seams. */
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam);
 /* Slices undone for the serial loop (contact). */

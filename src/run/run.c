@@ -324,17 +324,16 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     r->files_open = 1;
     int rc = build(r, r->files.path[AVI_OUT_MAIN], resume, err);
     if (rc) return rc;
-    /* The option, then the scene key, then every core this process may
-     * use: the bits are the same for any count, so a resume may change it. */
+    /* The option, then the scene key, then a default by the model (every
+     * core where slices pay): the bits are the same for any count, so a
+     * resume may change it. */
     r->threads = opt->threads != 0 ? opt->threads : scene->threads;
     if (r->threads > AVI_POOL_MAX_THREADS || r->threads < AVI_RUN_THREADS_AUTO) /* a scene built by hand */
         return avi_error_set(err, AVI_ERR_INPUT, "%s: parallel.threads: %d threads (at most %d)",
                              scene->source ? scene->source : "scene", r->threads, AVI_POOL_MAX_THREADS);
-    if (r->threads == 0) r->threads = 1; /* more threads do not pay yet (bench/README.md, "Threads") */
-    if (r->threads < 0) {
-        r->threads = avi_cpu_count();
-        if (r->threads > AVI_POOL_MAX_THREADS) r->threads = AVI_POOL_MAX_THREADS;
-    }
+    int cpus = avi_cpu_count() < AVI_POOL_MAX_THREADS ? avi_cpu_count() : AVI_POOL_MAX_THREADS;
+    if (r->threads == 0) r->threads = avi_engine_default_threads(r->engine, cpus);
+    if (r->threads < 0) r->threads = cpus;
     if (avi_engine_set_threads(r->engine, r->threads))
         return avi_error_set(err, AVI_ERR_RUN, "could not start %d threads: %s", r->threads,
                              avi_engine_error(r->engine)->message);
@@ -393,7 +392,7 @@ static avi_run *open_run(avi_run *r, const char *out, const avi_run_options *opt
     avi_run_options defaults = avi_default_run_options();
     if (opt && (opt->threads < AVI_RUN_THREADS_AUTO || opt->threads > AVI_POOL_MAX_THREADS)) {
         avi_error_set(err, AVI_ERR_INPUT, "avi_run_options.threads: %d threads (expected 1 to %d, "
-                      "AVI_RUN_THREADS_AUTO for every processor, or 0 for the scene's parallel.threads, else 1)",
+                      "AVI_RUN_THREADS_AUTO for every processor, or 0 for the scene's parallel.threads, else the default)",
                       opt->threads, AVI_POOL_MAX_THREADS);
         run_free(r);
         return NULL;

@@ -38,12 +38,26 @@ go() {
     || { echo "$name: run failed: $(cat "$work/$name.err")"; bad=$((bad + 1)); }
 }
 
-# The default: 1. auto: the CPU affinity (not nproc, which OMP_NUM_THREADS
-# changes); under taskset to one of its processors (not always 0 in a
-# container), 1.
+# The default: one thread per 25 000 clocks of an avi run without contact,
+# at most the CPU affinity: 1 for the small bar and sphere-plate (contact),
+# min(4, affinity) for 122 880 tets, 1 of those under taskset. auto: the
+# CPU affinity (not nproc, which OMP_NUM_THREADS changes); under taskset to
+# one of its processors (not always 0 in a container), 1.
 ncpu=$("$PYTHON" -c 'import os; print(len(os.sched_getaffinity(0)))')
 cpu=$("$PYTHON" -c 'import os; print(min(os.sched_getaffinity(0)))')
 go default; expect default 1 "$work/default.h5" "$work/default.err"
+big=(--set bodies.bar.mesh.nx=80 --set bodies.bar.mesh.ny=16 --set bodies.bar.mesh.nz=16 --set time.end=2e-4
+     --set output.energy_every=1e-4 --set output.frame_every=1e-4)
+"$AVI" run bar "${big[@]}" -o "$work/big.h5" --progress-every 100 2> "$work/big.err" || { echo "big: run failed"; bad=$((bad + 1)); }
+expect "default, 122 880 tets" "$(( ncpu < 4 ? ncpu : 4 ))" "$work/big.h5" "$work/big.err"
+if command -v taskset > /dev/null; then
+  taskset -c "$cpu" "$AVI" run bar "${big[@]}" -o "$work/big1.h5" --progress-every 100 2> "$work/big1.err" \
+    || { echo "big, taskset: run failed"; bad=$((bad + 1)); }
+  expect "default, 122 880 tets, taskset -c $cpu" 1 "$work/big1.h5" "$work/big1.err"
+fi
+"$AVI" run sphere-plate --set time.end=2e-6 --set output.energy_every=1e-6 --set output.frame_every=1e-6 \
+  -o "$work/sp.h5" --progress-every 100 2> "$work/sp.err" || { echo "sphere-plate: run failed"; bad=$((bad + 1)); }
+expect "default, sphere-plate (contact)" 1 "$work/sp.h5" "$work/sp.err"
 go auto_opt --threads auto; expect "--threads auto" "$ncpu" "$work/auto_opt.h5" "$work/auto_opt.err"
 if command -v taskset > /dev/null; then
   taskset -c "$cpu" "$AVI" run bar "${short[@]}" -o "$work/one.h5" --threads auto --progress-every 100 2> "$work/one.err" \
