@@ -1,4 +1,4 @@
-/* The engine on threads (group ticks, core/group_tick.h) against the
+/* The engine on threads (time slices, core/time_slice.h) against the
  * serial event loop on bench/events.c's jittered bar (bench/bar_model.h,
  * steps on levels: levels_per_octave 16, the default, so that most events
  * are group ticks), side by side in one run: for each size, the modes
@@ -36,7 +36,6 @@
 #include "bench_util.h"
 #include "base/pool.h"
 #include "core/engine_internal.h"
-#include "core/group_tick.h"
 #include "core/time_slice.h"
 
 #include "avi/scene.h"
@@ -75,13 +74,8 @@ static int run_mode(avi_model *m, const avi_vertex *start, double t_end, int thr
     double t0 = bench_now(), c0 = bench_cpu();
     int rc = avi_engine_advance(e, t_end);
     double wall = bench_now() - t0, cpu = bench_cpu() - c0;
-    uint64_t events = avi_engine_events_total(e), ticks, members, seam, undone;
-    avi_group_tick_stats(e, &ticks, &members, &seam, &undone);
-    uint64_t slices, sliced, kept; /* time slices (core/time_slice.h) count as ticks */
-    avi_slice_stats(e, &slices, &sliced, &kept);
-    ticks += slices;
-    members += sliced;
-    seam += kept;
+    uint64_t events = avi_engine_events_total(e), ticks, members, seam; /* slices as "ticks" */
+    avi_slice_stats(e, &ticks, &members, &seam);
     *st = (run_stats){wall, events, ticks, members, seam};
     int same = serial_end ? memcmp(serial_end, m->vert, n * sizeof *m->vert) == 0 : 1;
     if (end_out) memcpy(end_out, m->vert, n * sizeof *m->vert);

@@ -4,7 +4,6 @@
 #include "base/error.h"
 #include "base/pool.h"
 #include "core/damping.h"
-#include "core/group_tick.h"
 #include "core/refine.h"
 #include "core/time_slice.h"
 
@@ -148,7 +147,6 @@ static void events_destroy(avi_engine *e)
     avi_tl_free(&e->queue);
     avi_groups_free(&e->groups);
     free(e->tie);
-    avi_group_tick_free(e);
     avi_slice_free(e);
 }
 
@@ -389,25 +387,6 @@ __attribute__((cold, noinline)) static int uniform_tick_blow_up(avi_engine *e, u
     return AVI_OK;
 }
 
-/* A parallel tick (core/group_tick.h) whose impulse sums were not all
- * finite: the first member whose own sum is not, as the serial tick names
- * it (none: only a part's total overflowed); the members after it do not
- * count, as in uniform_tick. */
-__attribute__((cold, noinline)) static int parallel_tick_blow_up(avi_engine *e, const uint32_t *mem, uint32_t pos,
-                                                                 uint32_t end, double t, double half, uint64_t *counts)
-{
-    for (uint32_t a = pos; a < end; a++) {
-        uint32_t done = 0;
-        unsigned kind = mem[a] >> AVI_ID_KIND_SHIFT;
-        int rc = uniform_tick_blow_up(e, kind, mem, a, a + 1, t, half, &done);
-        if (rc != AVI_OK) {
-            for (uint32_t b = a + 1; b < end; b++) counts[mem[b] >> AVI_ID_KIND_SHIFT]--;
-            return rc;
-        }
-    }
-    return AVI_OK;
-}
-
 /* Members pos..end-1 of a group tick whose members are all of one kind,
  * with the vertices already drifted, no damping and no contact: the member
  * loop of avi_engine_advance with kind (a constant), damping and drift
@@ -489,15 +468,6 @@ static inline __attribute__((always_inline)) int run_members(avi_engine *e, cons
     uint32_t pos = *pos_io;
     int rc = AVI_OK;
     int drifted = pos == 0 && gr->vcount <= e->drift_all_max;
-    if (e->pool && drifted && kd == 0.0 && end - pos >= AVI_GROUP_TICK_PARALLEL_MIN) {
-        /* On the engine's threads, with the serial bits (core/group_tick.h). */
-        int finite = 1, ran = avi_group_tick_parallel(e, gr, mem, pos, end, t, half, counts, &finite);
-        if (ran < 0) return engine_fail(e, AVI_ERR_RUN, "out of memory");
-        if (ran > 0) {
-            *pos_io = end;
-            return finite ? AVI_OK : parallel_tick_blow_up(e, mem, pos, end, t, half, counts);
-        }
-    }
     if (drifted) avi_drift_all(V, e->groups.vertex + gr->vfirst, gr->vcount, t);
     if (drifted && !cm && kd == 0.0) {
         while (pos < end) {

@@ -60,7 +60,6 @@ struct avi_engine {
     int nobs, cap_obs;
     avi_observer *obs;
     struct avi_pool *pool; /* the threads (base/pool.h); NULL: the caller's only */
-    struct avi_tick_par *tick; /* parallel group ticks' spans and scratch (core/group_tick.h), NULL until used */
     struct avi_slice_par *slice; /* time slices' parts (core/time_slice.h), NULL until used */
     avi_error err;
 };

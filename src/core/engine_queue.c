@@ -3,7 +3,6 @@
  * observable and the engine's construction). Below engine.c and
  * engine_state.c, which call it. */
 #include "core/engine_internal.h"
-#include "core/group_tick.h"
 #include "core/time_slice.h"
 #include "base/error.h"
 
@@ -51,8 +50,7 @@ int avi_engine_queue_load(avi_engine *e, const avi_event *ev, size_t n, int grou
 {
     const avi_model *m = e->model;
     avi_clock_groups *g = &e->groups;
-    avi_group_tick_free(e); /* its spans follow the grouping */
-    avi_slice_free(e);      /* and so do the parts' lists */
+    avi_slice_free(e); /* the parts' lists follow the grouping */
     if (!grouped) avi_groups_free(g);
     else if (!g->group && avi_groups_build(g, m)) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     size_t offset[AVI_MODEL_KINDS], o = 0;

@@ -326,8 +326,9 @@ typedef struct slice_job {
     double half[AVI_SLICE_ENTRIES_MAX];
 } slice_job;
 
-/* avi_kick on one record, its gradient read from memory (group_tick.c's
- * kick_one: the same arithmetic as avi_kick, so the same bits). */
+/* avi_kick on one record (the same arithmetic, so the same bits), its
+ * gradient read from memory: gcc built avi_kick's lanes in such a loop
+ * with a register form of vmovq that valgrind 3.19 does not decode. */
 static inline void kick_one(avi_vertex *p, double w, const double g[3])
 {
 #ifdef __AVX2__

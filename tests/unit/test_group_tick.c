@@ -1,6 +1,6 @@
-/* Group ticks and time slices on the engine's threads (core/group_tick.h,
- * core/time_slice.h): bar, a jittered bar (many groups whose ticks meet:
- * slices of several entries), sheet
+/* Time slices on the engine's threads (core/time_slice.h; their
+ * predecessor ran group ticks, hence the name): bar, a jittered bar (many
+ * groups whose ticks meet: slices of several entries), sheet
  * (membranes and mid-edge or hinge bending, gravity) and spring-chain run
  * on 1, 2, 3, 4 and 8 threads, with and without chaos seeds, leave every
  * vertex record (auxiliary ones included), the event counts and the time
@@ -8,7 +8,6 @@
  * among the positions and a scene_run stopped on 3 threads and continued
  * on 2. */
 #include "scene_run.h"
-#include "core/group_tick.h"
 #include "core/time_slice.h"
 
 #include <math.h>
@@ -16,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* scene_run_open, then ticks in the drift-all form whatever the L2 cache
- * says (valgrind's differs), so that the parallel ones run everywhere. */
+/* scene_run_open, then groups in the drift-all form whatever the L2 cache
+ * says (valgrind's differs), so that the slices' drift-all path runs everywhere. */
 static void run_open(scene_run *r, const char *scene, const char *const *ov, size_t nov, int threads, const char *seed)
 {
     scene_run_open(r, scene, ov, nov, seed || threads > 1 ? threads : 0, seed);
@@ -37,12 +36,12 @@ static void same(const scene_run *a, const scene_run *b, const char *ctx)
     ck_assert_msg(memcmp(&a->e->time, &b->e->time, sizeof a->e->time) == 0, "%s: time differs", ctx);
 }
 
-/* Whether any parallel tick or slice ran. */
+/* Whether any slice ran on the pool. */
 static int ran_parallel(const scene_run *r)
 {
     uint64_t slices, events, seam;
     avi_slice_stats(r->e, &slices, &events, &seam);
-    return r->e->tick != NULL || slices > 0;
+    return slices > 0;
 }
 
 /* Advances a and b to each of `stops` and compares after each. */
@@ -64,7 +63,7 @@ static void compare(const char *scene, const char *const *ov, size_t nov, const 
             char ctx[128];
             snprintf(ctx, sizeof ctx, "%s, %d threads, seed %s", scene, threads[ti], seeds[si] ? seeds[si] : "none");
             same(&ref, &r, ctx);
-            if (want_parallel) ck_assert_msg(ran_parallel(&r), "%s: no tick ran in parallel", ctx);
+            if (want_parallel) ck_assert_msg(ran_parallel(&r), "%s: no slice ran in parallel", ctx);
             scene_run_close(&r);
         }
     scene_run_close(&ref);
