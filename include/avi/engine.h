@@ -95,6 +95,27 @@ int avi_engine_advance(avi_engine *engine, double t);
  * checkpoint taken there resumes exactly. NULL: never stop. */
 void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
 
+/* Processes that run one simulation together (MPI ranks: avi-mpi). Each
+ * builds the same model and engine and runs the same event loop; the
+ * events at one time (time slices) are cut into `size` parts, member
+ * `rank` runs its part, and `allgather` then gives every member the
+ * others' results, so that after each slice every member holds the state
+ * of the serial engine, bit for bit; the rest of the run is the same on
+ * every member. A stop is agreed (`any`) at fixed points of the loop, so
+ * that every member stops at the same time boundary. */
+typedef struct {
+    int rank, size; /* 0 <= rank < size */
+    void *ctx;
+    /* Member r's counts[r] bytes into recv, in member order (every member
+     * knows every count; send holds counts[rank]). 0, or -1 on failure. */
+    int (*allgather)(void *ctx, const void *send, void *recv, const size_t *counts);
+    /* 1 when the flag is non-zero on any member, else 0; -1 on failure. */
+    int (*any)(void *ctx, int flag);
+} avi_ranks;
+/* Every engine created after this call in this process runs as member of
+ * `ranks` (copied; NULL: alone, the default). */
+void avi_set_ranks(const avi_ranks *ranks);
+
 /* Runs the engine on `threads` threads (1 .. 1024; the caller's included),
  * between advances. The result is the same, bit for bit, for every count.
  * A new engine runs on one. AVI_OK, or AVI_ERR_INPUT (a count out of range)

@@ -564,7 +564,8 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
     uint32_t blown;
     int rc = avi_slice_run(e, ent, k, t, counts, &blown);
     if (rc < 0) {
-        *rc_out = engine_fail(e, AVI_ERR_RUN, "out of memory");
+        *rc_out = rc == -2 ? engine_fail(e, AVI_ERR_RUN, "the exchange between ranks failed at t = %.17g s", t)
+                           : engine_fail(e, AVI_ERR_RUN, "out of memory");
         return 1;
     }
     if (rc == AVI_SLICE_UNDONE) return 0;
@@ -767,9 +768,34 @@ static int dissolve_group(avi_engine *e)
     return rc;
 }
 
+static avi_ranks process_ranks;
+static int process_has_ranks;
+void avi_set_ranks(const avi_ranks *ranks)
+{
+    process_has_ranks = ranks != NULL;
+    if (ranks) process_ranks = *ranks;
+}
+
+void avi_engine_join_ranks(avi_engine *e)
+{
+    if (!process_has_ranks || process_ranks.size < 2) return;
+    e->ranks = &process_ranks;
+    e->stop = &e->agreed;
+}
+
+/* With ranks: whether any member's caller asked to stop, into e->agreed
+ * (every member calls this at the same points of the same loop). */
+static void agree_stop(avi_engine *e)
+{
+    if (!e->ranks) return;
+    int any = e->ranks->any(e->ranks->ctx, e->stop_asked && *e->stop_asked);
+    if (any != 0) e->agreed = 1; /* a failed exchange stops the run too */
+}
+
 /* The heartbeat (avi_engine_set_heartbeat), out of the loop's way. */
 __attribute__((cold, noinline)) static void heartbeat(avi_engine *e, double t)
 {
+    agree_stop(e);
     if (e->beat) e->beat(e, t > e->time ? t : e->time, e->beat_user);
 }
 
@@ -837,7 +863,7 @@ static int events_advance(avi_engine *e, double t_stop)
             rc = AVI_INTERRUPTED;
             goto out;
         }
-        if (e->pool && kd == 0.0 && ev.t > t_last) {
+        if ((e->pool || (e->ranks && e->ranks->size <= AVI_SLICE_PARTS_MAX)) && kd == 0.0 && ev.t > t_last) {
             /* A new time: all of its events on the threads, when they are many. */
             if (run_slice(e, ev.t, counts, &rc)) {
                 if (rc != AVI_OK) goto out;
@@ -991,6 +1017,7 @@ int avi_engine_run(avi_engine *e, double t_end)
     for (;;) {
         /* Between observer calls too: observers more frequent than events
          * (or a synchronous step) would otherwise never reach a check. */
+        agree_stop(e);
         if (e->stop && *e->stop) return AVI_INTERRUPTED;
         if (--e->beat_left == 0) {
             e->beat_left = AVI_HEARTBEAT_PASSES;
@@ -1027,7 +1054,11 @@ uint64_t avi_engine_observer_calls(const avi_engine *e, int index)
      * end time off the grid is not counted (resuming drops it). */
     return o->next;
 }
-void avi_engine_set_stop_flag(avi_engine *e, volatile sig_atomic_t *flag) { e->stop = flag; }
+void avi_engine_set_stop_flag(avi_engine *e, volatile sig_atomic_t *flag)
+{
+    if (e->ranks) e->stop_asked = flag; /* e->stop stays the agreed flag */
+    else e->stop = flag;
+}
 
 int avi_engine_set_threads(avi_engine *e, int threads)
 {

@@ -61,8 +61,15 @@ struct avi_engine {
     avi_observer *obs;
     struct avi_pool *pool; /* the threads (base/pool.h); NULL: the caller's only */
     struct avi_slice_par *slice; /* time slices' parts (core/time_slice.h), NULL until used */
+    const avi_ranks *ranks;      /* the processes running this simulation (avi_set_ranks), NULL: alone */
+    volatile sig_atomic_t *stop_asked; /* with ranks: the caller's stop flag; e->stop is `agreed` */
+    volatile sig_atomic_t agreed;      /* with ranks: a stop every member asked for, at the same point */
     avi_error err;
 };
+
+/* Makes a new engine a member of the process's ranks (avi_set_ranks), if
+ * any: its stop flag becomes the agreed one. The one constructor calls it. */
+void avi_engine_join_ranks(avi_engine *e);
 
 /* The engine's pool (avi_engine_set_threads), NULL when it runs on the
  * caller's thread alone: for the steppers' and the contact manager's

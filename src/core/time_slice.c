@@ -49,6 +49,8 @@ struct avi_slice_par {
     avi_vertex *undo;    /* with contact: the seam's and single clocks' records before a slice */
     uint32_t *undo_rec;
     size_t undo_n, undo_cap;
+    char *xbuf;          /* with ranks: the exchange's send and receive buffers */
+    size_t xcap;
     uint64_t slices, events, kept, undone;
 };
 
@@ -92,6 +94,7 @@ void avi_slice_free(avi_engine *e)
     free(sp->seam_owner);
     free(sp->undo);
     free(sp->undo_rec);
+    free(sp->xbuf);
     free(sp->pvert);
     free(sp->vstart);
     free(sp);
@@ -293,8 +296,8 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
     const avi_clock_groups *g = &e->groups;
     struct avi_slice_par *sp = calloc(1, sizeof *sp);
     if (!sp) return NULL;
-    uint64_t chaos = avi_pool_chaos(e->pool);
-    int threads = avi_pool_threads(e->pool);
+    uint64_t chaos = e->ranks ? 0 : avi_pool_chaos(e->pool);
+    int threads = e->ranks ? e->ranks->size : avi_pool_threads(e->pool);
     sp->nparts = chaos ? 1 + (int)(chaos % 8) : threads < AVI_SLICE_PARTS_MAX ? threads : AVI_SLICE_PARTS_MAX;
     size_t npot = g->npotential;
     if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
@@ -310,7 +313,7 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
 
 int avi_slice_prepare(avi_engine *e)
 {
-    if (!e->pool || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
+    if ((!e->pool && !e->ranks) || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
     if (!(e->slice = build_parts(e))) return -1;
     return AVI_OK;
 }
@@ -662,6 +665,173 @@ __attribute__((cold, noinline)) static int slice_blow_up(avi_engine *e, const av
     return 0;
 }
 
+/* Parts pb .. pe-1's own records and the caller's copies back as they
+ * were before the slice, for the serial loop (contact). */
+static int undo_slice(const slice_job *j, size_t pb, size_t pe)
+{
+    struct avi_slice_par *sp = j->sp;
+    avi_vertex *V = j->e->model->vert;
+    const size_t P = (size_t)sp->nparts;
+    for (size_t p = pb; p < pe; p++) {
+        size_t u = 0;
+        for (size_t a = 0; a < j->k; a++) {
+            if (!(j->ev[a].n & AVI_GROUP_CURSOR)) continue;
+            const uint32_t *vs = sp->vstart + (size_t)avi_group_of(&j->e->groups, j->ev[a].id) * (P + 1);
+            for (uint32_t r = vs[p]; r < vs[p + 1]; r++) V[sp->pvert[r]] = sp->part[p].undo[u++];
+        }
+    }
+    for (size_t b = sp->undo_n; b-- > 0;) V[sp->undo_rec[b]] = sp->undo[b];
+    sp->undone++;
+    return AVI_SLICE_UNDONE;
+}
+
+/* What member q of the ranks sends after a slice: its part's counts and
+ * flags, its own records (its part's lists of the groups' records, then
+ * the single clocks' slots outside the seam) and its kept kicks. Every
+ * member knows every size. */
+typedef struct {
+    uint64_t counts[AVI_KIND_COUNT];
+    int32_t finite, fast;
+} ranks_head;
+
+static size_t own_records(const slice_job *j, size_t q, avi_vertex *out, const avi_vertex *V)
+{
+    const struct avi_slice_par *sp = j->sp;
+    const avi_clock_groups *g = &j->e->groups;
+    const size_t P = (size_t)sp->nparts;
+    size_t n = 0;
+    for (size_t a = 0; a < j->k; a++) {
+        const avi_event *x = &j->ev[a];
+        if (x->n & AVI_GROUP_CURSOR) {
+            const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
+            for (uint32_t r = vs[q]; r < vs[q + 1]; r++, n++)
+                if (out) out[n] = V[sp->pvert[r]];
+        } else if (sp->part_of[potential_number(g, x->id)] == q) {
+            unsigned mask = sp->seam_mask[potential_number(g, x->id)];
+            const uint32_t *s;
+            int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
+            for (int c = 0; c < ns; c++)
+                if (!(mask >> c & 1)) {
+                    if (out) out[n] = V[s[c]];
+                    n++;
+                }
+        }
+    }
+    return n;
+}
+
+/* The same lists, written back from what member q sent. */
+static void take_records(const slice_job *j, size_t q, const avi_vertex *in, avi_vertex *V)
+{
+    const struct avi_slice_par *sp = j->sp;
+    const avi_clock_groups *g = &j->e->groups;
+    const size_t P = (size_t)sp->nparts;
+    size_t n = 0;
+    for (size_t a = 0; a < j->k; a++) {
+        const avi_event *x = &j->ev[a];
+        if (x->n & AVI_GROUP_CURSOR) {
+            const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
+            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) V[sp->pvert[r]] = in[n++];
+        } else if (sp->part_of[potential_number(g, x->id)] == q) {
+            unsigned mask = sp->seam_mask[potential_number(g, x->id)];
+            const uint32_t *s;
+            int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
+            for (int c = 0; c < ns; c++)
+                if (!(mask >> c & 1)) V[s[c]] = in[n++];
+        }
+    }
+}
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* A slice on ranks: this member's part, then one exchange; every member
+ * applies every kept kick in member id order and takes the others'
+ * records, so all hold the serial state. With contact, a kick past the
+ * speed cap anywhere (the flags, then the seam's kicks, the same on every
+ * member) undoes the slice on every member before any record is taken. */
+static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
+{
+    avi_engine *e = j->e;
+    struct avi_slice_par *sp = j->sp;
+    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    avi_vertex *V = e->model->vert;
+    run_part(j, me, me + 1, 0);
+    size_t bytes[AVI_SLICE_PARTS_MAX], recs[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
+    for (size_t q = 0; q < P; q++) {
+        recs[q] = own_records(j, q, NULL, V);
+        kicks[q] = 0;
+        for (size_t a = 0; a < j->k; a++) {
+            const avi_event *x = &j->ev[a];
+            if (x->n & AVI_GROUP_CURSOR) kicks[q] += sp->pkept[(size_t)avi_group_of(&e->groups, x->id) * P + q];
+            else if (sp->part_of[potential_number(&e->groups, x->id)] == q)
+                kicks[q] += (size_t)__builtin_popcount(sp->seam_mask[potential_number(&e->groups, x->id)]);
+        }
+        bytes[q] = align8(sizeof(ranks_head) + recs[q] * sizeof(avi_vertex) + kicks[q] * sizeof(seam_kick));
+        total += bytes[q];
+    }
+    if (total + bytes[me] > sp->xcap) {
+        char *b = realloc(sp->xbuf, total + bytes[me]);
+        if (!b) return -1;
+        sp->xbuf = b;
+        sp->xcap = total + bytes[me];
+    }
+    char *send = sp->xbuf + total, *recv = sp->xbuf;
+    const slice_part *mine = &sp->part[me];
+    ranks_head h = {{0}, mine->finite, mine->fast};
+    memcpy(h.counts, mine->counts, sizeof h.counts);
+    memcpy(send, &h, sizeof h);
+    own_records(j, me, (avi_vertex *)(send + sizeof h), V);
+    memcpy(send + sizeof h + recs[me] * sizeof(avi_vertex), mine->kick, mine->n * sizeof(seam_kick));
+    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
+    /* Flags and counts of every member. */
+    const char *at[AVI_SLICE_PARTS_MAX];
+    int finite = 1, fast = 0;
+    uint64_t sum[AVI_KIND_COUNT] = {0};
+    for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
+        at[q] = recv + off;
+        ranks_head hq;
+        memcpy(&hq, at[q], sizeof hq);
+        finite &= hq.finite != 0;
+        fast |= hq.fast != 0;
+        for (int c = 0; c < AVI_KIND_COUNT; c++) sum[c] += hq.counts[c];
+    }
+    if (j->vcap2 < INFINITY && (fast || !finite)) return undo_slice(j, me, me + 1);
+    /* The seam's kicks, every member's list in id order, merged. */
+    const seam_kick *list[AVI_SLICE_PARTS_MAX];
+    size_t pos[AVI_SLICE_PARTS_MAX] = {0};
+    for (size_t q = 0; q < P; q++) list[q] = (const seam_kick *)(at[q] + sizeof(ranks_head) + recs[q] * sizeof(avi_vertex));
+    for (;;) {
+        size_t best = SIZE_MAX;
+        uint32_t id = UINT32_MAX;
+        for (size_t q = 0; q < P; q++)
+            if (pos[q] < kicks[q] && (best == SIZE_MAX || list[q][pos[q]].id < id)) {
+                best = q;
+                id = list[q][pos[q]].id;
+            }
+        if (best == SIZE_MAX) break;
+        for (; pos[best] < kicks[best] && list[best][pos[best]].id == id; pos[best]++) {
+            const seam_kick *sk = &list[best][pos[best]];
+            kick_one(&V[sk->rec], sk->w, sk->g);
+            if (sk->rec < e->model->nv && v3_dot(V[sk->rec].v, V[sk->rec].v) > j->vcap2) fast = 1;
+        }
+    }
+    if (j->vcap2 < INFINITY && fast) { /* the seam's records are in the copies */
+        return undo_slice(j, me, me + 1);
+    }
+    for (size_t q = 0; q < P; q++)
+        if (q != me) take_records(j, q, (const avi_vertex *)(at[q] + sizeof(ranks_head)), V);
+    if (!finite) return slice_blow_up(e, j->ev, j->k, counts, blown);
+    uint64_t n = 0;
+    for (int c = 0; c < AVI_KIND_COUNT; c++) {
+        counts[c] += sum[c];
+        n += sum[c];
+    }
+    for (size_t q = 0; q < P; q++) sp->kept += kicks[q];
+    sp->slices++;
+    sp->events += n;
+    return 0;
+}
+
 int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown)
 {
     if (!e->slice && !(e->slice = build_parts(e))) return -1;
@@ -781,6 +951,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
         }
     }
 #undef DRIFT
+    if (e->ranks) return ranks_slice(&j, counts, blown);
     avi_pool_for(e->pool, P, 1, run_part, &j);
     if (P > 1) avi_pool_for(e->pool, P, 1, apply_seam, &j);
     int finite = 1, fast = 0;
@@ -788,19 +959,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
         finite &= sp->part[p].finite;
         fast |= sp->part[p].fast;
     }
-    if (cm && (fast || !finite)) { /* back to the records before the slice, for the serial loop */
-        for (size_t p = 0; p < P; p++) {
-            size_t u = 0;
-            for (size_t a = 0; a < k; a++) {
-                if (!(ev[a].n & AVI_GROUP_CURSOR)) continue;
-                const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, ev[a].id) * (P + 1);
-                for (uint32_t r = vs[p]; r < vs[p + 1]; r++) V[sp->pvert[r]] = sp->part[p].undo[u++];
-            }
-        }
-        for (size_t b = sp->undo_n; b-- > 0;) V[sp->undo_rec[b]] = sp->undo[b]; /* the first copy of each last */
-        sp->undone++;
-        return AVI_SLICE_UNDONE;
-    }
+    if (cm && (fast || !finite)) return undo_slice(&j, 0, P);
     if (!finite) return slice_blow_up(e, ev, k, counts, blown);
     uint64_t n = 0;
     for (size_t p = 0; p < P; p++) {

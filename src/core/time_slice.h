@@ -42,12 +42,14 @@
 #define AVI_SLICE_PARTS_MAX 64
 
 /* Runs the events of the slice ev[0..k) (every queue entry at time t, in
- * queue order; group cursors at their first member) on the engine's pool
- * and adds them to counts. Leaves the queue to the caller. Returns 0;
+ * queue order; group cursors at their first member) on the engine's pool,
+ * or with ranks (avi_set_ranks) this member's part and one exchange, and
+ * adds them to counts. Leaves the queue to the caller. Returns 0;
  * AVI_SLICE_BLOW_UP when the impulse of member *blown, the first in the
  * serial order whose impulse is not finite, was not (counts then hold the
  * events up to it, as in the serial loop; the members after it ran too);
- * -1 when out of memory (before anything changed). */
+ * -1 when out of memory (before anything changed); -2 when the exchange
+ * between ranks failed. */
 #define AVI_SLICE_BLOW_UP 1
 /* With contact, a kick past the manager's speed cap (or an impulse not
  * finite): the records are as before the slice, which must run serially. */

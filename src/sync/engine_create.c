@@ -26,7 +26,9 @@ avi_engine *avi_engine_create_with(avi_model *m, const avi_sync_options *opt, av
     avi_integrator_type type = opt ? opt->type : AVI_INTEGRATOR_AVI;
     if ((unsigned)type >= AVI_INTEGRATOR_COUNT || !steppers[type].ops)
         return avi_error_set(err, AVI_ERR_INPUT, "not an integrator type"), NULL;
-    return steppers[type].ops->create(m, opt, err);
+    avi_engine *e = steppers[type].ops->create(m, opt, err);
+    if (e) avi_engine_join_ranks(e);
+    return e;
 }
 
 avi_engine *avi_engine_create(avi_model *m, avi_error *err) { return avi_engine_create_with(m, NULL, err); }
