@@ -94,7 +94,7 @@ AVI_LIBS  = $(DEP_LIBS) -lm -pthread $(LDLIBS)
 LINK_INPUTS = $(filter-out %.a,$^) $(filter %.a,$^)
 
 LIB_SRC  := $(sort $(wildcard src/base/*.c src/core/*.c src/potentials/*.c src/contact/*.c src/mesh/*.c src/output/*.c src/sync/*.c src/scene/*.c src/run/*.c))
-CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+CLI_SRC  := $(filter-out src/cli/mpi_main.c,$(sort $(wildcard src/cli/*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 PHYS_SRC := $(sort $(wildcard tests/physics/test_*.c))
 # bench/queue.c measures the engine's queue against a 4-ary heap and a
@@ -193,6 +193,35 @@ $(LIB): $(LIB_SRC:%.c=$(B)/%.o)
 
 $(AVI): $(CLI_SRC:%.c=$(B)/%.o) $(LIB)
 	$(CC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
+
+# avi-mpi (issue 31): the avi command on MPI ranks, src/cli/mpi_main.c with
+# main.c as avi_cli_main, built by Open MPI's mpicc. Open MPI comes from
+# Debian (libopenmpi-dev openmpi-bin), installed as root with apt-get when
+# missing, like clang; without it (not root, no network) avi-mpi and its
+# test are skipped with a note.
+MPICC   ?= mpicc
+AVI_MPI := $(B)/avi-mpi
+MPI_APT := libopenmpi-dev openmpi-bin
+mpi-deps:
+	@if ! command -v $(MPICC) >/dev/null || ! command -v mpirun >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Open MPI"; \
+	    { DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(MPI_APT) >/dev/null; } \
+	      || echo "note: apt-get install $(MPI_APT) failed: avi-mpi is not built"; \
+	  else echo "note: avi-mpi needs Open MPI: sudo apt-get install $(MPI_APT)"; fi; \
+	fi
+$(B)/mpi/main.o: src/cli/main.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_CFLAGS) -Dmain=avi_cli_main -MMD -MP -c $< -o $@
+$(B)/src/cli/mpi_main.o: src/cli/mpi_main.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+$(AVI_MPI): $(B)/mpi/main.o $(B)/src/cli/mpi_main.o $(B)/src/cli/allocator.o $(LIB)
+	$(MPICC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
+.PHONY: mpi mpi-deps
+mpi: deps mpi-deps
+	@if command -v $(MPICC) >/dev/null; then $(MAKE) --no-print-directory $(AVI_MPI); fi
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -434,14 +463,14 @@ paraview-deps:
 # (run_cli.sh's AVI_CLI_QUEUE): each job takes the next script not yet
 # taken, the slowest first (CLI_SLOW, seconds measured in make test), so
 # that the two end together whatever a script costs on the day.
-CLI_SLOW := threads contact_cli signals build paraview resume install synchronized_every full_disk
+CLI_SLOW := threads contact_cli mpi signals build paraview resume install synchronized_every full_disk
 CLI_SCRIPTS := $(wildcard $(foreach s,$(CLI_SLOW),tests/cli/test_$(s).sh)) \
                $(filter-out $(CLI_SLOW:%=tests/cli/test_%.sh),$(sort $(wildcard tests/cli/test_*.sh)))
 CLI_QUEUE := $(B)/cli-queue/$(shell date +%s%N)
 .PHONY: test-cli-1 test-cli-2
 test-cli: test-cli-1 test-cli-2
-test-cli-1 test-cli-2: test-cli-%: programs shared paraview-deps | $(if $(TEST_ALL_TREES),$(ALL_TREES))
-	@mkdir -p $(CLI_QUEUE) && AVI_CLI_QUEUE=$(CLI_QUEUE) AVI_BIN=$(AVI) AVI_TEST_STAGE=test-cli \
+test-cli-1 test-cli-2: test-cli-%: programs shared paraview-deps mpi | $(if $(TEST_ALL_TREES),$(ALL_TREES))
+	@mkdir -p $(CLI_QUEUE) && AVI_CLI_QUEUE=$(CLI_QUEUE) AVI_BIN=$(AVI) AVI_MPI_BIN=$(AVI_MPI) AVI_TEST_STAGE=test-cli \
 	  tests/run_cli.sh $(CLI_SCRIPTS)
 
 test-long: deps
@@ -597,6 +626,7 @@ install-files: programs $(SO)
 	install -d $(INST)/bin $(INST)/lib/pkgconfig $(INST)/include/avi $(INST)/share/man/man1 \
 	  $(INST)/share/avi/tools $(INST)/share/avi/scenes $(INST)/lib/python3/dist-packages/avi
 	install -m 755 $(AVI) $(INST)/bin/avi
+	if [ -x $(AVI_MPI) ]; then install -m 755 $(AVI_MPI) $(INST)/bin/avi-mpi; fi
 	install -m 755 $(SO) $(INST)/lib/libavi.so.$(VERSION)
 	ln -sf libavi.so.$(VERSION) $(INST)/lib/libavi.so.$(SOMAJOR)
 	ln -sf libavi.so.$(SOMAJOR) $(INST)/lib/libavi.so
