@@ -609,7 +609,7 @@ HEADERS  := $(sort $(wildcard include/avi/*.h))
 TOOLS    := $(sort $(wildcard tools/*.py))
 PYMOD    := $(sort $(wildcard python/avi/*.py))
 # Every file install writes, relative to $(INST): uninstall removes these.
-INSTALLED = bin/avi lib/libavi.so.$(VERSION) lib/libavi.so.$(SOMAJOR) lib/libavi.so lib/libavi.a \
+INSTALLED = bin/avi bin/avi-mpi lib/libavi.so.$(VERSION) lib/libavi.so.$(SOMAJOR) lib/libavi.so lib/libavi.a \
             lib/pkgconfig/avi.pc share/man/man1/avi.1 $(HEADERS) $(TOOLS:%=share/avi/%) \
             $(SCENE_YAML:data/scenes/%=share/avi/scenes/%) $(PYMOD:python/%=lib/python3/dist-packages/%)
 # avi's own directories, removed by uninstall when empty (deepest first).
