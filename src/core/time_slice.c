@@ -694,52 +694,31 @@ typedef struct {
     int32_t finite, fast;
 } ranks_head;
 
-static size_t own_records(const slice_job *j, size_t q, avi_vertex *out, const avi_vertex *V)
+/* Member q's own records of the slice, in the order every member knows:
+ * copied into buf (take 0; buf NULL: only counted) or back from it into V
+ * (take 1). Returns their number. */
+static size_t own_records(const slice_job *j, size_t q, avi_vertex *buf, avi_vertex *V, int take)
 {
     const struct avi_slice_par *sp = j->sp;
     const avi_clock_groups *g = &j->e->groups;
     const size_t P = (size_t)sp->nparts;
     size_t n = 0;
+#define COPY(r) (take ? (void)(V[r] = buf[n]) : buf ? (void)(buf[n] = V[r]) : (void)0), n++
     for (size_t a = 0; a < j->k; a++) {
         const avi_event *x = &j->ev[a];
         if (x->n & AVI_GROUP_CURSOR) {
             const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
-            for (uint32_t r = vs[q]; r < vs[q + 1]; r++, n++)
-                if (out) out[n] = V[sp->pvert[r]];
+            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) COPY(sp->pvert[r]);
         } else if (sp->part_of[potential_number(g, x->id)] == q) {
             unsigned mask = sp->seam_mask[potential_number(g, x->id)];
             const uint32_t *s;
             int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
             for (int c = 0; c < ns; c++)
-                if (!(mask >> c & 1)) {
-                    if (out) out[n] = V[s[c]];
-                    n++;
-                }
+                if (!(mask >> c & 1)) COPY(s[c]);
         }
     }
+#undef COPY
     return n;
-}
-
-/* The same lists, written back from what member q sent. */
-static void take_records(const slice_job *j, size_t q, const avi_vertex *in, avi_vertex *V)
-{
-    const struct avi_slice_par *sp = j->sp;
-    const avi_clock_groups *g = &j->e->groups;
-    const size_t P = (size_t)sp->nparts;
-    size_t n = 0;
-    for (size_t a = 0; a < j->k; a++) {
-        const avi_event *x = &j->ev[a];
-        if (x->n & AVI_GROUP_CURSOR) {
-            const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
-            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) V[sp->pvert[r]] = in[n++];
-        } else if (sp->part_of[potential_number(g, x->id)] == q) {
-            unsigned mask = sp->seam_mask[potential_number(g, x->id)];
-            const uint32_t *s;
-            int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
-            for (int c = 0; c < ns; c++)
-                if (!(mask >> c & 1)) V[s[c]] = in[n++];
-        }
-    }
 }
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
@@ -758,7 +737,7 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     run_part(j, me, me + 1, 0);
     size_t bytes[AVI_SLICE_PARTS_MAX], recs[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
     for (size_t q = 0; q < P; q++) {
-        recs[q] = own_records(j, q, NULL, V);
+        recs[q] = own_records(j, q, NULL, V, 0);
         kicks[q] = 0;
         for (size_t a = 0; a < j->k; a++) {
             const avi_event *x = &j->ev[a];
@@ -780,11 +759,11 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     ranks_head h = {{0}, mine->finite, mine->fast};
     memcpy(h.counts, mine->counts, sizeof h.counts);
     memcpy(send, &h, sizeof h);
-    own_records(j, me, (avi_vertex *)(send + sizeof h), V);
+    own_records(j, me, (avi_vertex *)(send + sizeof h), V, 0);
     memcpy(send + sizeof h + recs[me] * sizeof(avi_vertex), mine->kick, mine->n * sizeof(seam_kick));
     if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
     /* Flags and counts of every member. */
-    const char *at[AVI_SLICE_PARTS_MAX];
+    char *at[AVI_SLICE_PARTS_MAX];
     int finite = 1, fast = 0;
     uint64_t sum[AVI_KIND_COUNT] = {0};
     for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
@@ -819,7 +798,7 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
         return undo_slice(j, me, me + 1);
     }
     for (size_t q = 0; q < P; q++)
-        if (q != me) take_records(j, q, (const avi_vertex *)(at[q] + sizeof(ranks_head)), V);
+        if (q != me) own_records(j, q, (avi_vertex *)(at[q] + sizeof(ranks_head)), V, 1);
     if (!finite) return slice_blow_up(e, j->ev, j->k, counts, blown);
     uint64_t n = 0;
     for (int c = 0; c < AVI_KIND_COUNT; c++) {
