@@ -220,7 +220,8 @@ $(B)/src/cli/mpi_main.o: src/cli/mpi_main.c
 $(AVI_MPI): $(B)/mpi/main.o $(B)/src/cli/mpi_main.o $(B)/src/cli/allocator.o $(LIB)
 	$(MPICC) $(LINK_FLAGS) -o $@ $(LINK_INPUTS) $(AVI_LIBS)
 .PHONY: mpi mpi-deps
-mpi: deps mpi-deps
+# The library first, here: the sub-make must not build it beside this make's jobs.
+mpi: deps mpi-deps $(LIB) $(B)/src/cli/allocator.o
 	@if command -v $(MPICC) >/dev/null; then $(MAKE) --no-print-directory $(AVI_MPI); fi
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(LIB)

@@ -19,6 +19,7 @@ typedef struct {
 typedef struct {
     seam_kick *kick;
     size_t n, cap;
+    size_t kept; /* the kicks this slice's members keep (n once run): the ranks' message sizes */
     seam_kick *by_owner; /* kick sorted by the records' seam owners (stable: id order within each) */
     size_t ostart[AVI_SLICE_PARTS_MAX + 1]; /* owner o's: by_owner[ostart[o] .. ostart[o + 1]) */
     uint32_t *ids;   /* the part's members of a slice of several entries, merged in id order */
@@ -738,13 +739,7 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     size_t bytes[AVI_SLICE_PARTS_MAX], recs[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
     for (size_t q = 0; q < P; q++) {
         recs[q] = own_records(j, q, NULL, V, 0);
-        kicks[q] = 0;
-        for (size_t a = 0; a < j->k; a++) {
-            const avi_event *x = &j->ev[a];
-            if (x->n & AVI_GROUP_CURSOR) kicks[q] += sp->pkept[(size_t)avi_group_of(&e->groups, x->id) * P + q];
-            else if (sp->part_of[potential_number(&e->groups, x->id)] == q)
-                kicks[q] += (size_t)__builtin_popcount(sp->seam_mask[potential_number(&e->groups, x->id)]);
-        }
+        kicks[q] = sp->part[q].kept;
         bytes[q] = align8(sizeof(ranks_head) + recs[q] * sizeof(avi_vertex) + kicks[q] * sizeof(seam_kick));
         total += bytes[q];
     }
@@ -863,6 +858,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
             }
         }
         part->n = 0;
+        part->kept = kept;
         part->fast = 0;
         memset(part->counts, 0, sizeof part->counts);
     }
