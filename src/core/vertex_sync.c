@@ -2,6 +2,7 @@
 #include "core/vertex_sync.h"
 #include "core/refine.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ void avi_vertex_clocks_free(avi_vertex_clocks *c)
     free(c->slot);
     free(c->tick);
     free(c->grad);
+    free(c->step);
+    free(c->row);
     memset(c, 0, sizeof *c);
 }
 
@@ -61,15 +64,23 @@ int avi_vertex_clocks_keep(avi_vertex_clocks *c, const avi_model *m, unsigned ki
         ngrad += np * 3 * (size_t)avi_kind_slots(k);
     }
     double *tick = malloc((2 * rows + 1) * sizeof *tick), *grad = malloc((ngrad + 1) * sizeof *grad);
+    double *step = malloc((rows + 1) * sizeof *step);
     uint8_t *slot = malloc(c->start[m->nv] + 1);
-    uint32_t *next = malloc((m->nv + 1) * sizeof *next);
-    if (!tick || !grad || !slot || !next) {
+    uint32_t *next = malloc((m->nv + 1) * sizeof *next), *row = malloc((c->start[m->nv] + 1) * sizeof *row);
+    if (!tick || !grad || !step || !slot || !next || !row || rows > UINT32_MAX) {
         free(tick);
         free(grad);
+        free(step);
         free(slot);
         free(next);
+        free(row);
         return -1;
     }
+    for (unsigned k = 0; k < kinds; k++)
+        for (size_t i = 0, np = avi_model_potential_count(m, (avi_kind)k); i < np; i++)
+            step[c->base[k] + i] = avi_model_time_step(m, (avi_kind)k, i); /* fixed once the model is final */
+    for (size_t j = 0; j < c->start[m->nv]; j++)
+        row[j] = (uint32_t)(c->base[c->ids[j] >> AVI_ID_KIND_SHIFT] + (c->ids[j] & AVI_ID_INDEX_MASK));
     /* Each entry's place in its stencil, in avi_vertex_clocks_build's order. */
     memcpy(next, c->start, m->nv * sizeof *next);
     for (unsigned k = 0; k < kinds; k++)
@@ -87,8 +98,12 @@ int avi_vertex_clocks_keep(avi_vertex_clocks *c, const avi_model *m, unsigned ki
     memset(grad, 0, (ngrad + 1) * sizeof *grad);
     free(c->tick);
     free(c->grad);
+    free(c->step);
+    free(c->row);
     c->tick = tick;
     c->grad = grad;
+    c->step = step;
+    c->row = row;
     c->rows = rows;
     c->ngrad = ngrad;
     return 0;
@@ -104,6 +119,19 @@ static double clock_weight(double t, double h, double *tick)
     else if (k * h > t) k -= 1.0;
     *tick = k;
     return t - k * h - 0.5 * h;
+}
+
+/* ldexp(h, -level), as the engine forms a refined step: a product by a
+ * power of two is that exactly while it stays normal. */
+static inline double refined_step(double h, int level)
+{
+    static const double scale[] = {1.0, 0x1p-1, 0x1p-2, 0x1p-3, 0x1p-4, 0x1p-5, 0x1p-6, 0x1p-7,
+                                   0x1p-8, 0x1p-9, 0x1p-10, 0x1p-11, 0x1p-12, 0x1p-13, 0x1p-14, 0x1p-15};
+    if (level > 0 && level < 16) {
+        double r = h * scale[level];
+        if (r >= DBL_MIN) return r;
+    }
+    return ldexp(h, -level);
 }
 
 /* The cache keeps a gradient for a 1/OWED_SPLIT of its clock's step: taken
@@ -150,15 +178,15 @@ static void vertex_owed_kept(const avi_engine *e, avi_vertex_clocks *c, double t
         if (im == 0.0) continue;
         for (uint32_t j = c->start[v[a]]; j < c->start[v[a] + 1]; j++) {
             uint32_t id = c->ids[j];
-            avi_kind kind = (avi_kind)(id >> AVI_ID_KIND_SHIFT);
-            size_t i = id & AVI_ID_INDEX_MASK;
+            size_t row = c->row[j];
             int level = avi_refine_level(e->refine, id);
-            double h = avi_model_time_step(m, kind, i);
-            if (level) h = ldexp(h, -level);
+            double h = c->step[row];
+            if (level) h = refined_step(h, level);
             double tk, w = clock_weight(t, h, &tk), part = floor((w / h + 0.5) * OWED_SPLIT);
             tk = OWED_SPLIT * tk + (part < OWED_SPLIT - 1.0 ? part : OWED_SPLIT - 1.0);
             /* Kept for this part of this clock's step, or taken now. */
-            size_t row = c->base[kind] + i;
+            avi_kind kind = (avi_kind)(id >> AVI_ID_KIND_SHIFT);
+            size_t i = id & AVI_ID_INDEX_MASK;
             int ns = avi_kind_slots(kind);
             double (*g)[3] = (double (*)[3])(c->grad + c->gbase[kind] + 3 * (size_t)ns * i);
             if (!(c->tick[2 * row] == tk && c->tick[2 * row + 1] == h)) {

@@ -17,8 +17,11 @@ typedef struct {
      * gradient was taken in (tick[2 row] = 4 j + q for the q-th quarter of
      * the step after tick j, tick[2 row + 1] = the step; NaN, NaN: none)
      * and that gradient (3 slots(k) doubles at grad + gbase[k] +
-     * 3 slots(k) i). */
-    double *tick, *grad;
+     * 3 slots(k) i). step[row] is the potential's own (unrefined) step and
+     * row[j] entry j's row, kept so that the owed sum reads neither the
+     * potential's record nor the kind tables for every pair. */
+    double *tick, *grad, *step;
+    uint32_t *row;
     size_t base[AVI_KIND_COUNT], gbase[AVI_KIND_COUNT], rows, ngrad;
 } avi_vertex_clocks;
 

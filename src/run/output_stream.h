@@ -72,6 +72,14 @@ int avi_output_stream_push(avi_output_stream *stream, const avi_engine *engine, 
  * AVI_ERR_RUN), the stream unchanged. */
 int avi_output_stream_set_threads(avi_output_stream *stream, int threads, unsigned observed, avi_error *err);
 
+/* The threads the rows' observation needs beside an engine on `threads`:
+ * all of them where its work per row (an energy per elastic potential,
+ * three gradients on every `every`-th row) is more than the clocks' events
+ * between two rows (`row_interval` apart) shared over those threads, else
+ * 1: the worker alone then keeps up with the engine, and the pool's scratch
+ * (about 160 B a tet, bench/README.md "Memory of avi run") is not held. */
+int avi_output_stream_threads_for(const avi_model *model, int threads, double row_interval, long long every);
+
 /* Waits until every queued item is handled; returns the stream's status.
  * While the stream is drained and nothing is pushed, the worker calls no
  * library function, so the caller may use the writer (flush, checkpoint). */

@@ -373,8 +373,9 @@ static int start(avi_run *r, const char *out, const avi_run_options *opt, const 
     if (!r->stream) r->stream = avi_output_stream_create(r->model, 1, 0, write_item, r);
     if (!r->stream) return avi_error_set(err, AVI_ERR_RUN, "out of memory");
     /* The observation on as many threads as the engine (its own pool: it
-     * runs beside the engine's). */
-    if ((rc = avi_output_stream_set_threads(r->stream, r->threads, 1u << ITEM_ROW, err))) return rc;
+     * runs beside the engine's) where its rows need them to keep up. */
+    int observers = avi_output_stream_threads_for(r->model, r->threads, scene->output.energy_every, every);
+    if ((rc = avi_output_stream_set_threads(r->stream, observers, 1u << ITEM_ROW, err))) return rc;
     r->wall_start = wall_now();
     avi_run_log_init(&r->log, opt, r->wall_start);
     avi_run_log_banner(&r->log, stderr, &r->so.layout, scene, avi_engine_time(r->engine));
