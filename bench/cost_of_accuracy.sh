@@ -12,10 +12,17 @@
 # machine (on a shared VM speed drifts by tens of percent over minutes).
 # Extra --set options go to every run. Configurations:
 #   default   avi run sphere-plate
-#   energy    --set output.energy_every=2e-5 (observable off its default
-#             cadence: its share = default - energy)
+#   nosync    --set output.synchronized_every=1000000: rows every 1 us, the
+#             synchronized energy (issue 29's observable) at the first and
+#             last row only (its share = default - nosync)
+#   energy    --set output.energy_every=2e-5 (100 rows, every one
+#             synchronized: the rows' own share = nosync - energy; at
+#             dfbd5e1, which had no synchronized pair, default - energy)
 #   hinge     energy plus --set materials.steel.bending=hinge (the bending
 #             model's share = energy - hinge)
+#   hingerows default plus --set materials.steel.bending=hinge (the bending
+#             model at the default rows: default - hingerows, whose rows
+#             take every potential's energy)
 #   friction  --set contact.friction=0.3 (its cost = friction - default)
 #   onset1    energy, HEAD built with -DAVI_BENCH_ONSET_RESOLUTION=1.0: layer
 #             steps without the quarter-step onset rule (share = energy -
@@ -67,6 +74,8 @@ declare -A bin=([$old]=$root/build/compare/$old/build/avi [$prev]=$root/build/co
 
 E=(--set output.energy_every=2e-5)
 H=(--set output.energy_every=2e-5 --set materials.steel.bending=hinge)
+N=(--set output.synchronized_every=1000000)
+HR=(--set materials.steel.bending=hinge)
 F=(--set contact.friction=0.3)
 # One run: COMMIT CONFIG BINARY-KEY ARGS...; a JSON line on stdout.
 one() {
@@ -93,10 +102,13 @@ for ((r = 1; r <= rounds; r++)); do
   one $old default $old
   one $prev default $prev
   one HEAD default HEAD
+  one HEAD nosync HEAD "${N[@]}"
+  one $old energy $old "${E[@]}"
   one $prev energy $prev "${E[@]}"
   one HEAD energy HEAD "${E[@]}"
   one $prev hinge $prev "${H[@]}"
   one HEAD hinge HEAD "${H[@]}"
+  one HEAD hingerows HEAD "${HR[@]}"
   one $prev friction $prev "${F[@]}"
   one HEAD friction HEAD "${F[@]}"
   one HEAD onset1 HEAD-onset1 "${E[@]}"
@@ -117,8 +129,11 @@ for key in {(r["commit"], r["config"]) for r in runs}:
 for (c, cfg), m in sorted(med.items()):
     print(json.dumps({"median": True, "commit": c, "config": cfg, **m}))
 # Share of the default's CPU: (config whose difference prices the feature).
-shares = [("observable (energy cadence)", "default", "energy", "valid"),
+shares = [("synchronized energy (the observable)", "default", "nosync", "valid"),
+          ("rows every 1 us (energies, momenta, writing)", "nosync", "energy", "valid"),
+          ("all rows, the observable included", "default", "energy", "valid"),
           ("bending model (midedge over hinge)", "energy", "hinge", "valid"),
+          ("bending model at the default rows", "default", "hingerows", "valid"),
           ("layer rule (quarter onset step)", "energy", "onset1", "onset1 invalid"),
           ("refinement (refined clocks)", "energy", "norefine", "norefine invalid"),
           ("friction 0.3 (added)", "friction", "default", "valid")]
@@ -140,15 +155,20 @@ def cfgrow(cfg):
 print()
 print(f"| configuration | HEAD CPU s | HEAD events (contact) | {prev} CPU s | {prev} events (contact) |")
 print("|---|---|---|---|---|")
-for cfg in ("default", "energy", "hinge", "friction", "onset1", "norefine"):
+for cfg in ("default", "nosync", "energy", "hinge", "hingerows", "friction", "onset1", "norefine"):
     print(f"| {cfg} | " + " | ".join(cfgrow(cfg)) + " |")
+for cfg in ("default", "energy"):
+    m = med[(old, cfg)]
+    print(f"| {cfg} at {old} | {m['cpu_s']:.2f} | {m['events'] / 1e6:.2f} M ({m['contact_events'] / 1e6:.2f} M) | | |")
 m = med[(old, "default")]
-print(f"| default at {old} | {m['cpu_s']:.2f} | {m['events'] / 1e6:.2f} M ({m['contact_events'] / 1e6:.2f} M) | | |")
 print()
 print(f"| feature | HEAD: CPU (share of default) | {prev}: CPU (share of default) | configurations |")
 print("|---|---|---|---|")
 for name, a, b, valid in shares:
     print(f"| {name} | {cell('HEAD', a, b)[0]} | {cell(prev, a, b)[0]} | {a} - {b}; {valid} |")
+r = (m["cpu_s"] - med[(old, "energy")]["cpu_s"]) / m["cpu_s"]
+print(f"| rows every 1 us at {old} (no synchronized pair) | {m['cpu_s'] - med[(old, 'energy')]['cpu_s']:+.2f} s ({r:+.0%}) | | default - energy at {old} |")
+print(f"| midedge over hinge at the default rows | {med[('HEAD', 'default')]['cpu_s'] / med[('HEAD', 'hingerows')]['cpu_s']:.2f}x | | default / hingerows |")
 d = m["cpu_s"]
 print(f"| default over {old}'s default | {med[('HEAD', 'default')]['cpu_s'] / d:.2f}x | {med[(prev, 'default')]['cpu_s'] / d:.2f}x | |")
 PY
