@@ -568,6 +568,22 @@ double avi_model_time_step(const avi_model *m, avi_kind kind, size_t i)
     return avi_kind_dt(kind, avi_kind_record(m, kind, i));
 }
 
+double avi_model_elastic_events(const avi_model *m, double interval, double h, double *count)
+{
+    double events = 0.0, n = 0.0;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
+        if (!(avi_kind_flags(k) & AVI_KIND_ELASTIC)) continue;
+        size_t np = avi_model_potential_count(m, (avi_kind)k);
+        n += (double)np;
+        for (size_t i = 0; i < np; i++) {
+            double dt = h > 0.0 ? h : avi_kind_dt(k, avi_kind_record(m, k, i));
+            if (dt > 0.0) events += interval / dt;
+        }
+    }
+    *count = n;
+    return events;
+}
+
 void avi_model_time_step_range(const avi_model *m, avi_kind kind, double *min, double *max)
 {
     size_t n = avi_model_potential_count(m, kind);

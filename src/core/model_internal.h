@@ -190,6 +190,11 @@ int avi_model_fail(avi_model *m, avi_status status, const char *fmt, ...)
 
 
 
+/* The elastic potentials' events in `interval`, the sum of interval / dt
+ * over them (their own steps, not refined ones; h > 0: every one on steps
+ * of h); *count gets how many there are. */
+double avi_model_elastic_events(const avi_model *m, double interval, double h, double *count);
+
 /* Sum of the elastic potentials' energies at positions x ([nv][3]). */
 double avi_model_elastic_energy(const avi_model *m, const double (*x)[3]);
 /* Adds every potential's gradient dV/dx, evaluated at the vertex records'

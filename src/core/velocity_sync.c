@@ -612,8 +612,6 @@ int avi_engine_owed_velocity(const avi_engine *e, double t, const double (*xt)[3
 
 long long avi_synchronized_every(const avi_engine *e, double row_interval)
 {
-    const avi_model *m = e->model;
-    double pots = 0.0, per_row = 0.0;
     double h_sync = 0.0;
     if (e->stepper->owed_clock) {
         double t;
@@ -621,15 +619,7 @@ long long avi_synchronized_every(const avi_engine *e, double row_interval)
         e->stepper->owed_clock(e, &t, &n, &h_sync);
         if (h_sync <= 0.0) return 1; /* integrators that owe nothing (their state is on the grid) */
     }
-    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++) {
-        if (!(avi_kind_flags(k) & AVI_KIND_ELASTIC)) continue;
-        size_t np = avi_model_potential_count(m, (avi_kind)k);
-        pots += (double)np;
-        for (size_t i = 0; i < np; i++) {
-            double dt = h_sync > 0.0 ? h_sync : avi_kind_dt(k, avi_kind_record(m, k, i));
-            if (dt > 0.0) per_row += row_interval / dt;
-        }
-    }
+    double pots, per_row = avi_model_elastic_events(e->model, row_interval, h_sync, &pots);
     if (!(pots >= AVI_SYNC_THIN_MIN) || !(per_row > 0.0)) return 1;
     double n = ceil(3.0 * pots / (0.1 * per_row));
     return n < 1.0 ? 1 : n > 100.0 ? 100 : (long long)n;
