@@ -5,6 +5,7 @@
 #include "check_main.h"
 #include "avi/avi.h"
 #include "run/output_stream.h"
+#include "core/model_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -210,6 +211,34 @@ START_TEST(test_slots_bounded_by_bytes)
 }
 END_TEST
 
+/* avi_output_stream_threads_for: the observation gets the engine's threads
+ * only where a row's work (0.6 + 3 / N gradients a potential) exceeds the
+ * events between rows per thread; at the switch interval and either side. */
+START_TEST(test_observation_threads_rule)
+{
+    const char *sets[] = {"bodies.sphere.mesh.subdivisions=2", "bodies.plate.mesh.rings=8"};
+    avi_scene s;
+    avi_error err;
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(avi_scene_load_builtin("sphere-plate", sets, 2, &s, &err), 0);
+    avi_model *m = NULL;
+    avi_scene_bodies info;
+    ck_assert_int_eq(avi_scene_build(&s, &m, &info, &err), 0);
+    double pots, rate = avi_model_elastic_events(m, 1.0, 0.0, &pots);
+    ck_assert(pots > 0.0 && rate > 0.0);
+    for (long long every = 1; every <= 21; every += 20)
+        for (int threads = 2; threads <= 4; threads++) {
+            double at = pots * (0.6 + 3.0 / (double)every) * threads / rate; /* the switch */
+            ck_assert_int_eq(avi_output_stream_threads_for(m, threads, 0.99 * at, every), threads);
+            ck_assert_int_eq(avi_output_stream_threads_for(m, threads, 1.01 * at, every), 1);
+            ck_assert_int_eq(avi_output_stream_threads_for(m, 1, 0.99 * at, every), 1);
+        }
+    avi_model_destroy(m);
+    avi_scene_bodies_free(&info);
+    avi_scene_free(&s);
+}
+END_TEST
+
 static Suite *output_stream_suite(void)
 {
     Suite *s = suite_create("output_stream");
@@ -218,6 +247,7 @@ static Suite *output_stream_suite(void)
     tcase_add_test(tc, test_stream_matches_in_process);
     tcase_add_test(tc, test_failure_stops_at_item);
     tcase_add_test(tc, test_slots_bounded_by_bytes);
+    tcase_add_test(tc, test_observation_threads_rule);
     suite_add_tcase(s, tc);
     return s;
 }
