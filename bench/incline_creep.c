@@ -236,6 +236,18 @@ int main(int argc, char **argv)
            (unsigned long long)(avi_engine_event_count(r.e, AVI_KIND_CONTACT) - ev0));
     printf("total normal force on the block: mean %.4g N, std %.3g, min %.4g, max %.4g\n", ft_sum / ns,
            sqrt(fmax(ft_sq / ns - (ft_sum / ns) * (ft_sum / ns), 0.0)), ft_min, ft_max);
+    {
+        int alone = 0, quarter = 0, stacked = 0;
+        for (size_t k = 0; k < cm->nst; k++) {
+            const avi_contact_stencil *st = &cm->st[k];
+            if (st->layers >= 2) stacked++;
+            if (st->layers != 1 || st->deepest == AVI_NO_SLOT) continue;
+            alone++;
+            if (cm->pot[st->deepest].dt <= st->dt1) quarter++;
+        }
+        printf("at the end: stencils with layer 1 only %d (at the kinked layers' step %d), with 2 or more layers %d; "
+               "speed cap %.3g m/s\n", alone, quarter, stacked, cm->vcap);
+    }
     printf("layer-1 zone (eta_1 - eta_2) %.3g m; layer-1 step of first stencil %.4g s\n", onset1,
            cm->nst ? cm->st[0].dt1 : 0.0);
     printf("vertex (x, y)   depth below eta_1 mean / min / max (m)   normal force mean / min (N)   low %%   travel (m)\n");

@@ -149,7 +149,10 @@ int avi_model_add_tet(avi_model *model, uint32_t a, uint32_t b, uint32_t c, uint
 /* Penalty contact with nested layers (Harmon et al. 2009). Layer l = 1, 2, ...
  * has thickness eta_l = eta_inf + (eta_1 - eta_inf) / l, stiffness
  * k_l = k_1 l^3 and time step dt_l = dt_1 / l^1.5, so the summed energy
- * diverges before surfaces come within eta_inf. */
+ * diverges before surfaces come within eta_inf. Layer 1's stiffness rises
+ * smoothly from 0 to k_1 over an onset about 2.5 of its steps wide at the
+ * surfaces' approach speed (at most eta_1 - eta_2); deeper layers start at
+ * k_l at once (docs/research/contact_energy.md). */
 typedef struct {
     double thickness;       /* eta_1 > 0 */
     double inner_thickness; /* eta_inf, 0 < eta_inf < eta_1 */

@@ -230,30 +230,14 @@ int avi_contact_reserve(avi_contact_manager *cm, size_t npot, size_t nst)
 
 int avi_contact_reindex(avi_contact_manager *cm) { return hash_rebuild(cm, cm->nst); }
 
-/* Layer-1 step of a stencil: safety * 2 / (ONSET_RESOLUTION omega) with
- * omega^2 bounded by AVI_CONTACT_VALENCE k_1 (max inverse mass of side A +
+/* Stability step of a stencil's layer 1, 2 safety / omega / resolution,
+ * with omega^2 bounded by AVI_CONTACT_VALENCE k_1 (max inverse mass of side A +
  * of side B): the distance gradient has unit length on each side spread
  * over convex weights, and a vertex can be in that many overlapping
  * stencils at once (a vertex over a flat mesh is as close to every triangle
  * and edge around the nearest vertex). The neighbour cap of the time-step
  * rule applies as to elastic potentials. */
-/* A layer's force has a kink at d = eta_l (C^1 penalty), which the stencil
- * crosses at a random phase of the layer's step: the leapfrog then keeps
- * its energy only to about 0.25 (omega_l dt_l)^2 of the energy that went
- * through the layer, either sign, per entry and exit (one mass through one
- * such onset: 0.1-0.25 (omega h)^2 over the phases). At omega_l dt_l = 2
- * safety / sqrt(AVI_CONTACT_VALENCE) = 0.125 that left up to 2.4e-3 of E0
- * on the ball of docs/research/contact_energy.md; a layer step 4 times
- * shorter keeps every run of its sweep within 1e-3 (contact events are a
- * small share of a contact run's events). AVI_BENCH_ONSET_RESOLUTION is a
- * bench-only knob (bench/cost_of_accuracy.sh prices the rule with 1.0, a
- * physically invalid build); default builds never define it. */
-#ifdef AVI_BENCH_ONSET_RESOLUTION
-#define ONSET_RESOLUTION AVI_BENCH_ONSET_RESOLUTION
-#else
-#define ONSET_RESOLUTION 4.0
-#endif
-static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
+static double stencil_omega2(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
 {
     const avi_vertex *V = m->vert;
     double side_a, side_b;
@@ -264,8 +248,22 @@ static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, con
         side_a = fmax(V[s->v[0]].inv_mass, V[s->v[1]].inv_mass);
         side_b = fmax(V[s->v[2]].inv_mass, V[s->v[3]].inv_mass);
     }
-    double w2 = AVI_CONTACT_VALENCE * cm->k1 * (side_a + side_b);
-    double dt = w2 > 0.0 ? 2.0 * cm->safety / (ONSET_RESOLUTION * sqrt(w2)) : cm->window_max;
+    return AVI_CONTACT_VALENCE * cm->k1 * (side_a + side_b);
+}
+/* The layers' steps take the time-step rule's safety up to the default,
+ * 0.25 (model_finalize.c), never above: a layer's step is set by how well
+ * it resolves its onsets, not by its stability alone (each kinked onset
+ * costs about 0.25 (omega_l dt_l)^2 of the energy through it, and layer 1
+ * at its stability step crosses its smooth onset in about 2.5 steps only at
+ * omega_1 dt_1 = 0.125). At safety 0.5 with the steps doubled the N = 8
+ * ball (eta_1 = 5e-5) left up to +4.2e-3 of E0 over 0.16-0.24 m/s, at most
+ * 4.7e-4 with this cap (docs/research/contact_energy.md); a smaller safety
+ * shortens them as before. */
+#define LAYER_SAFETY_MAX 0.25
+static double stencil_step(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s, double resolution)
+{
+    double w2 = stencil_omega2(m, cm, s);
+    double dt = w2 > 0.0 ? 2.0 * fmin(cm->safety, LAYER_SAFETY_MAX) / (resolution * sqrt(w2)) : cm->window_max;
     if (cm->neighbor_ratio > 0.0) {
         double cap = INFINITY;
         for (int a = 0; a < 4; a++) cap = fmin(cap, m->vertex_dt[s->v[a]]);
@@ -274,15 +272,151 @@ static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, con
     return dt;
 }
 
+/* Harmon's layer (layers 2 and deeper) has a kink at d = eta_l: its
+ * stiffness jumps from 0 to k_l, which the stencil crosses at a random
+ * phase of the layer's step; the leapfrog then keeps its energy only to
+ * about 0.25 (omega_l dt_l)^2 of the energy through the layer, either sign,
+ * per entry and exit (one mass through one such onset: 0.1-0.25 (omega h)^2
+ * over the phases). At omega_l dt_l = 2 safety / sqrt(AVI_CONTACT_VALENCE)
+ * = 0.125 that left up to 2.4e-3 of E0 on the ball of
+ * docs/research/contact_energy.md; these layers step 4 times shorter
+ * (s->dt1 is that step for layer 1, the reference of layer l's dt1 /
+ * l^1.5). Layer 1 has a smooth onset instead (plan_crossing) and steps at its
+ * stability step unless its stencil closes in on layer 2 or crosses fast. AVI_BENCH_ONSET_RESOLUTION
+ * is a bench-only knob (bench/cost_of_accuracy.sh prices the rule with 1.0,
+ * a physically invalid build); default builds never define it. */
+#ifdef AVI_BENCH_ONSET_RESOLUTION
+#define ONSET_RESOLUTION AVI_BENCH_ONSET_RESOLUTION
+#else
+#define ONSET_RESOLUTION 4.0
+#endif
+static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, const avi_contact_stencil *s)
+{
+    return stencil_step(m, cm, s, ONSET_RESOLUTION);
+}
+
+/* Layer 1 before a crossing (outside the layer, or at its first event: its
+ * potential and kick are 0 whatever its law and step, so both may be
+ * chosen for the crossing to come; the events so far are those of that
+ * choice). The onset width: delta = ONSET_WIDTH |d'| / omega, d' the
+ * stencil's closing rate and omega its layer-1 frequency bound (the
+ * valence bound of its stability step, stencil_omega2), at most the zone
+ * (eta_2, eta_1] where it is the deepest layer. 0.5 / omega is layer 1's
+ * stability step at the default safety 0.25, so the stencil crosses the
+ * onset in about 2.5 such steps whatever its speed; against one stencil's
+ * own frequency (omega / 4) delta / s_max = 0.31 (s_max the kinked
+ * layer's depth), where one mass through the layer keeps its energy to
+ * about 1e-2 of the kink's error (bench/layer_onset.py; in the engine
+ * 9.1e-6 of a particle's energy, test_particle_layer_onset_phases). Not
+ * tied to the step actually taken, so that the law does not change with
+ * the safety: 5 steps of dt left E + W of test_friction's sliding block
+ * 2.1x worse at half the step, 2.5 / omega 0.9x, this 0.22x. A
+ * stencil that arrives slowly gets a thin onset: a resting contact sits
+ * below it, as stiff as Harmon's layer (an onset as wide as the zone left a
+ * block on an incline resting in its soft start, bouncing on it, and
+ * creeping: docs/research/contact_energy.md). The step: the kinked layers'
+ * step at once when the approach's kinetic energy (1/2 rate^2 / W, W the
+ * stencil's inverse mass along the gradient) would take it through three
+ * quarters of the zone: switching in the middle of a fast crossing (at
+ * layer 2's activation) moved the leapfrog's energy of the layer's
+ * oscillation, -2.2e-3 of a particle's energy at 20 m/s. A stencil pressed
+ * in by a load rather than its own speed switches there, slowly
+ * (avi_contact_event). A fixed contact step (time_step.per_kind.contact)
+ * never changes. dt: the step it has; returns the step for the crossing. */
+#define ONSET_WIDTH 1.25
+static double closing_rate(const avi_contact_manager *cm, const avi_contact_stencil *s, const double gd[4][3])
+{
+    const avi_vertex *V = cm->model->vert;
+    double rate = 0.0;
+    for (int a = 0; a < 4; a++) rate += v3_dot(gd[a], V[s->v[a]].v);
+    return rate < 0.0 ? -rate : 0.0;
+}
+static double plan_crossing(const avi_contact_manager *cm, const avi_contact_stencil *s, avi_contact_potential *p,
+                            const double gd[4][3], double dt)
+{
+    const avi_vertex *V = cm->model->vert;
+    double rate = closing_rate(cm, s, gd), w = 0.0, omega = sqrt(stencil_omega2(cm->model, cm, s));
+    for (int a = 0; a < 4; a++) w += v3_dot(gd[a], gd[a]) * V[s->v[a]].inv_mass;
+    double zone = avi_layer_thickness(cm->eta1, cm->eta_inf, 1) - avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
+    p->onset = omega > 0.0 ? fmin(ONSET_WIDTH * rate / omega, zone) : 0.0;
+    if (dt > s->dt1 && w > 0.0 && !(cm->model->contact_fixed_dt > 0.0) &&
+        0.5 * rate * rate / w >= p->k * avi_penalty_energy(0.75 * zone, p->onset))
+        dt = s->dt1;
+    return dt;
+}
+
+/* The step of the layer above the deepest layer l >= 2, the one that would
+ * re-activate it: layer 1 may step at its stability step with layer 2
+ * active (nears_layer2), and retiring layer 2 on the kinked layers' margin
+ * then would leave it to be re-activated only a longer step later. */
+static double shallower_step(const avi_contact_manager *cm, const avi_contact_stencil *s, const avi_contact_potential *p, int l)
+{
+    double dt = avi_layer_step(s->dt1, l - 1);
+    return l == 2 && p->prev != AVI_NO_SLOT ? fmax(dt, cm->pot[p->prev].dt) : dt;
+}
+
+/* A stencil at rest in layer 1 alone: its normal energy E_n, the kinetic
+ * energy of its normal rate (1/2 d'^2 / W, W the stencil's inverse mass
+ * along the gradient) plus layer 1's potential, at most E_z / 256, E_z
+ * layer 1's energy across its whole zone (eta_2, eta_1] (at rest, a
+ * stencil at the depth zone / 16 or less). The kinked layers' step it took
+ * (a crossing that might reach layer 2, or layer 2 closing in while the
+ * contact settled) goes back to its stability step there. The change takes
+ * the impulse weight (dt_prev + dt_next) / 2, whose weights sum to the
+ * time elapsed, so a steady load is carried exactly; the leapfrog's energy
+ * moves by about 0.25 (omega_1 dt_1)^2 of the energy of the stencil's
+ * motion in the layer, at most 4e-3 E_z / 256 = 1.5e-5 E_z: less than the
+ * 2.4e-4 of the energy through it that the quarter step allows a kinked
+ * onset per crossing. Going back to the quarter when such a stencil wakes
+ * (E_n > E_z / 64) moved the N = 8 ball (eta_1 5e-5, 0.16-0.24 m/s) by at
+ * most 7.2e-5 of E0 and took sphere-plate from 0.61 M to 0.83 M contact events: not
+ * done.
+ * Without it a resting block on an incline kept 41 of its 380 layer-1
+ * stencils at the quarter step for good (1.41x the contact events of
+ * every layer at its stability step; docs/research/contact_energy.md). */
+#define REST_FRACTION (1.0 / 256.0)
+static int at_rest(const avi_contact_manager *cm, const avi_contact_stencil *s, const avi_contact_potential *p,
+                   const double gd[4][3], double d)
+{
+    const avi_vertex *V = cm->model->vert;
+    double rate = 0.0, w = 0.0;
+    for (int a = 0; a < 4; a++) {
+        rate += v3_dot(gd[a], V[s->v[a]].v);
+        w += v3_dot(gd[a], gd[a]) * V[s->v[a]].inv_mass;
+    }
+    if (!(w > 0.0)) return 0;
+    double zone = avi_layer_thickness(cm->eta1, cm->eta_inf, 1) - avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
+    double en = 0.5 * rate * rate / w + p->k * avi_penalty_energy(p->eta - d, p->onset);
+    return en <= REST_FRACTION * p->k * avi_penalty_energy(zone, p->onset);
+}
+
+/* Once a stencil has layer 2, layer 1 takes the kinked layers' step when
+ * layer 2 is within NEAR_STEPS of layer 1's steps at the stencil's present
+ * closing rate (or reached): the stacked stencil's summed layers need it
+ * (at its stability step omega_s dt_1 2.4-2.6 at 6-10 layers pumped
+ * +1.2e-3 and +3.1e-3 of E0 into the N = 8 ball). Layer 2's activation
+ * alone is no reason: the speed cap's margin (2 vcap dt_1, vcap from the
+ * fastest surface vertex anywhere) activates it for stencils that rest
+ * far above it. At the ball's impact the speed cap is about 1.25 times a
+ * stencil's own closing rate, so 4 steps of that rate take the quarter
+ * there no later than the activation did. */
+#define NEAR_STEPS 4.0
+static int nears_layer2(const avi_contact_manager *cm, const avi_contact_stencil *s, const double gd[4][3], double d, double dt)
+{
+    return d - NEAR_STEPS * closing_rate(cm, s, gd) * dt <= avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
+}
+
 /* The step of layer l: its stability step dt_1 / l^1.5, and short enough
  * that a stencil closing at its present rate d' takes at least
  * 1 / LAYER_RESOLUTION steps to cross the zone (eta_{l+1}, eta_l] where
  * layer l is the deepest: a fast impact otherwise crosses a layer between
  * two of its impulses and the penalty's work is sampled too coarsely. */
 #define LAYER_RESOLUTION 0.2
+/* Layer 1's step: its stability step, omega_1 dt_1 = 2 safety /
+ * sqrt(AVI_CONTACT_VALENCE), at most 0.125 (LAYER_SAFETY_MAX). */
 static double resolved_step(const avi_contact_manager *cm, const avi_contact_stencil *s, int l, double t)
 {
-    double dt = avi_layer_step(s->dt1, l);
+    double dt = l == 1 ? stencil_step(cm->model, cm, s, 1.0) : avi_layer_step(s->dt1, l);
     const avi_vertex *V = cm->model->vert;
     double x[4][3], g[4][3];
     for (int a = 0; a < 4; a++) {
@@ -344,6 +478,7 @@ static int activate(avi_engine *e, avi_contact_manager *cm, uint32_t si, double 
     p->prev = s->deepest;
     p->eta = avi_layer_thickness(cm->eta1, cm->eta_inf, l);
     p->k = avi_layer_stiffness(cm->k1, l);
+    p->onset = 0.0; /* layer 1: set at its events (plan_crossing) */
     /* A fixed contact step (time_step.per_kind.contact) holds for every
      * layer: with all other steps fixed to the same value the run is the
      * synchronous explicit integrator, contact included. */
@@ -579,25 +714,56 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
                                       "non-finite distance", t, p->v[0], p->v[1], p->v[2], p->v[3]);
     avi_contact_stencil *s = &cm->st[p->stencil];
     int l = p->layer;
+    double dt_next = p->dt;
     if (s->deepest == slot) {
         /* The deepest layer keeps the next one ready (see contact_manager.h). */
         if (d - 2.0 * cm->vcap * p->dt <= avi_layer_thickness(cm->eta1, cm->eta_inf, l + 1)) {
             int rc = activate(e, cm, p->stencil, t);
             if (rc) return rc;
             p = &cm->pot[slot]; /* activate may move the array */
-        } else if (l >= 2 && d - 2.0 * cm->vcap * avi_layer_step(s->dt1, l - 1) > p->eta) {
+            /* The stack deepens: layer 1 steps at the kinked layers' step
+             * until the stencil is out of layer 1 or at rest, if it
+             * closes in on layer 2 (nears_layer2; switching only once the
+             * stencil was halfway through layer 1's zone left +2.3e-3 at
+             * safety 0.5, before LAYER_SAFETY_MAX). */
+            if (l == 1 && p->dt > s->dt1 && !(cm->model->contact_fixed_dt > 0.0) && nears_layer2(cm, s, (const double (*)[3])gd, d, p->dt))
+                dt_next = s->dt1;
+        } else if (l == 1 && p->dt == s->dt1 && d - 2.0 * cm->vcap * p->dt > p->eta && !(cm->model->contact_fixed_dt > 0.0)) {
+            /* Out of layer 1 (its kick is 0): its own step again for the
+             * next crossing. Back at one layer but still inside layer 1
+             * (the stack unwinding), switching back pumped up to +6.6e-3
+             * of E0 into the N = 8 ball. */
+            double dt = resolved_step(cm, s, 1, t);
+            if (dt > p->dt) dt_next = dt;
+        } else if (l == 1 && p->dt == s->dt1 && d < p->eta && !(cm->model->contact_fixed_dt > 0.0) && /* rests */
+                   at_rest(cm, s, p, (const double (*)[3])gd, d)) {
+            double dt = resolved_step(cm, s, 1, t);
+            if (dt > p->dt) dt_next = dt;
+        } else if (l >= 2 && d - 2.0 * cm->vcap * shallower_step(cm, s, p, l) > p->eta) {
             int rc = retire_deepest(e, cm, s);
             p->prev = cm->free_slot;
             cm->free_slot = slot;
             return rc; /* retired: no next event */
         }
     }
+    else if (l == 1 && p->dt > s->dt1 && !(cm->model->contact_fixed_dt > 0.0) && nears_layer2(cm, s, (const double (*)[3])gd, d, p->dt))
+        dt_next = s->dt1; /* in a stack at its stability step: closing in on layer 2 now */
+    if (l == 1 && s->layers == 1 && (n == 0 || !(d < p->eta)))
+        dt_next = plan_crossing(cm, s, p, (const double (*)[3])gd, dt_next);
     if (d < p->eta) {
-        /* The engine's kick, with the penalty's derivative in the weight. */
-        double w = (n == 0 ? 0.5 : 1.0) * p->dt * (-p->k * (p->eta - d));
+        /* The engine's kick, with the penalty's derivative in the weight:
+         * (dt_prev + dt_next) / 2, dt at equal steps. */
+        double w = ((n == 0 ? 0.0 : 0.5 * p->dt) + 0.5 * dt_next) * (-p->k * avi_penalty_force(p->eta - d, p->onset));
         avi_kick(V, p->v, 4, w, (const double (*)[3])gd);
         avi_check_speed(&cm->clock, V, p->v, 4, t);
         if (cm->mu > 0.0) friction_step(cm, e, V, p, (const double (*)[3])gd, -w, t);
+    }
+    if (dt_next != p->dt) {
+        /* The clock restarts here at its new step: t0 + n dt with n >= 1
+         * from now on (n = 0 would take a half kick). */
+        p->dt = dt_next;
+        p->t0 = t - dt_next;
+        return avi_engine_schedule(e, (avi_event){t + dt_next, ev.id, 2});
     }
     return avi_engine_schedule(e, (avi_event){p->t0 + (double)(n + 1) * p->dt, ev.id, n + 1});
 }
@@ -629,7 +795,7 @@ void avi_contact_observe(const avi_contact_manager *cm, double t, double *energy
         dmin = fmin(dmin, d);
         for (uint32_t slot = s->deepest; slot != AVI_NO_SLOT; slot = cm->pot[slot].prev) {
             const avi_contact_potential *p = &cm->pot[slot];
-            if (d < p->eta) sum += 0.5 * p->k * (p->eta - d) * (p->eta - d);
+            sum += avi_layer_energy(p, d);
         }
     }
     *energy = sum;

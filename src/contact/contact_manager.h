@@ -15,12 +15,17 @@
  *   (d - 2 vcap W > eta_1). Retired potentials leave the queue lazily.
  * A retired layer exerts no force (d > eta_l), so retiring changes nothing.
  *
- * Energy: each layer steps at omega_l dt_l = 2 safety / (4
- * sqrt(AVI_CONTACT_VALENCE)) (0.031 at safety 0.25), 4 times below its
- * stability step: its force has a kink at d = eta_l, crossed at a random
- * phase of its step, which leaves about 0.25 (omega_l dt_l)^2 of the energy
+ * Energy: layers 2 and deeper step at omega_l dt_l = 2 safety / (4
+ * sqrt(AVI_CONTACT_VALENCE)) (0.031 at safety 0.25), 4 times below their
+ * stability step: their force has a kink at d = eta_l, crossed at a random
+ * phase of the step, which leaves about 0.25 (omega_l dt_l)^2 of the energy
  * passing through the layer, either sign (ONSET_RESOLUTION in
- * contact_manager.c). The larger error is the elastic potentials on a
+ * contact_manager.c). Layer 1 has a smooth onset about 2.5 of its steps wide
+ * at the stencil's arrival speed and steps at its stability step (0.125)
+ * until the stencil, with layer 2 active, closes in on it, then at the
+ * kinked layers' step, back at its stability step at rest (plan_crossing,
+ * nears_layer2 and at_rest there; layer steps take the safety up to 0.25
+ * only, LAYER_SAFETY_MAX). The larger error is the elastic potentials on a
  * vertex in contact. A vertex carrying a load F sits
  * in layers whose summed stiffness K must hold F within eta_1 - eta_inf
  * (K ~ F / (eta_1 - eta_inf)), while the elastic potentials on it keep their

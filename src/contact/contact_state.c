@@ -58,6 +58,13 @@ int avi_contact_save(const avi_contact_manager *cm, avi_state_io *io)
 #undef ITEM
     if (!rc) rc = io->put(io, "counters", AVI_STATE_U64, NCOUNTERS, 1, c);
     if (!rc) rc = io->put(io, "clocks", AVI_STATE_F64, NCLOCKS, 1, s);
+    /* Layer 1's onset widths (contact_potential.h), apart from the table:
+     * a checkpoint from before they existed has none (load_onsets). */
+    if (!rc) {
+        double *b = buf;
+        for (size_t i = 0; i < cm->npot; i++) b[i] = cm->pot[i].onset;
+        rc = io->put(io, "potential_onset", AVI_STATE_F64, cm->npot, 1, buf);
+    }
     if (!rc) rc = io->put(io, "friction_work", AVI_STATE_F64, 1, 1, &cm->friction_work);
     /* Friction's owed-impulse cache (core/vertex_sync.h): it decides the
      * next friction works, so a resumed run needs it to match bit for bit. */
@@ -91,6 +98,30 @@ static int check(const avi_contact_manager *cm, avi_error *err)
         !isfinite(cm->clock.next_run))
         return avi_error_set(err, AVI_ERR_INPUT, "the contact manager's counters are inconsistent");
     return AVI_OK;
+}
+
+/* Each potential's onset width. A checkpoint written before layer 1 had a
+ * smooth onset has none: every potential keeps Harmon's kinked law (0), the
+ * law it was stepped with, until its stencil's next crossing of layer 1
+ * chooses a width (contact_manager.c, plan_crossing). Of another size: an
+ * error. */
+static int load_onsets(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
+{
+    for (size_t i = 0; i < cm->npot; i++) cm->pot[i].onset = 0.0;
+    long n = io->count(io, "potential_onset");
+    if (n < 0) return AVI_OK;
+    double *b = n == (long)cm->npot ? malloc((cm->npot ? cm->npot : 1) * sizeof *b) : NULL;
+    if (!b || io->get(io, "potential_onset", AVI_STATE_F64, cm->npot, b)) {
+        free(b);
+        return avi_error_set(err, AVI_ERR_INPUT, "contact: potential_onset unreadable or of another size");
+    }
+    int bad = 0;
+    for (size_t i = 0; i < cm->npot; i++) {
+        cm->pot[i].onset = b[i];
+        bad |= cm->pot[i].alive && !(b[i] >= 0.0 && isfinite(b[i]));
+    }
+    free(b);
+    return bad ? avi_error_set(err, AVI_ERR_INPUT, "contact: potential_onset is negative or not finite") : AVI_OK;
 }
 
 /* The owed-impulse cache, when this run keeps one (contact.friction > 0).
@@ -164,5 +195,7 @@ int avi_contact_load(avi_contact_manager *cm, avi_state_io *io, avi_error *err)
         return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work unreadable");
     if (!isfinite(cm->friction_work))
         return avi_error_set(err, AVI_ERR_INPUT, "contact: friction_work is not finite");
+    int rc_onset = load_onsets(cm, io, err);
+    if (rc_onset) return rc_onset;
     return load_owed_cache(cm, io, err);
 }

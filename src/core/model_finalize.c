@@ -348,7 +348,8 @@ static int cmp_double(const void *a, const void *b)
  * smallest elastic step at the vertex and V = AVI_CONTACT_VALENCE: even
  * with V layer-1 stencils pressing on a vertex, contact is about as stiff as
  * the elements around it, and layer 1's stability step is about theirs (it
- * ticks 4 times as often: ONSET_RESOLUTION in contact/contact_manager.c). */
+ * ticks at it, and 4 times as often in a stack or a fast crossing:
+ * ONSET_RESOLUTION in contact/contact_manager.c). */
 static int auto_contact_stiffness(avi_model *m)
 {
     size_t n = 0, cap = 3 * m->ncontact_tri + m->ncontact_point;
