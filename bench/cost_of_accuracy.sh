@@ -63,6 +63,8 @@ make -s build/avi >&2
 variant() { # NAME CPPFLAGS
   local dir=$root/build/compare/HEAD-$1
   mkdir -p "$dir"
+  # The checkout's files only: a source removed since the last copy must go (its build/ stays).
+  find "$dir" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
   git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$dir"
   make -s -C "$dir" CPPFLAGS="$2" build/avi >&2
 }
