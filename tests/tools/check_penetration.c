@@ -283,6 +283,10 @@ static double point_segment2(const double *p, const double *a, const double *b)
     return dot3(d, d);
 }
 
+/* fmin's result (a NaN argument loses), inline: libm's call was 40 % of a
+ * brute-force check's time. */
+static inline double min2(double a, double b) { return b < a || a != a ? b : a; }
+
 /* Squared distance from p to the triangle abc: to the plane when p projects
  * inside, else to the nearest edge. */
 static double point_triangle2(const double *p, const double *a, const double *b, const double *c)
@@ -302,7 +306,7 @@ static double point_triangle2(const double *p, const double *a, const double *b,
         }
     }
     double d = point_segment2(p, a, b), e = point_segment2(p, b, c), f = point_segment2(p, c, a);
-    return fmin(d, fmin(e, f));
+    return min2(d, min2(e, f));
 }
 
 /* Squared distance between the segments p1q1 and p2q2. The minimiser of the
@@ -317,15 +321,15 @@ static double segment_segment2(const double *p1, const double *q1, const double 
     sub3(q2, p2, d2);
     sub3(p1, p2, r);
     double a = dot3(d1, d1), e = dot3(d2, d2), b = dot3(d1, d2), c = dot3(d1, r), f = dot3(d2, r);
-    double best = fmin(fmin(point_segment2(p1, p2, q2), point_segment2(q1, p2, q2)),
-                       fmin(point_segment2(p2, p1, q1), point_segment2(q2, p1, q1)));
+    double best = min2(min2(point_segment2(p1, p2, q2), point_segment2(q1, p2, q2)),
+                       min2(point_segment2(p2, p1, q1), point_segment2(q2, p1, q1)));
     double den = a * e - b * b;
     if (den > 0) {
         double s = (b * f - c * e) / den, t = (a * f - b * c) / den;
         if (s >= 0 && s <= 1 && t >= 0 && t <= 1) {
             double d[3];
             for (int i = 0; i < 3; i++) d[i] = r[i] + s * d1[i] - t * d2[i];
-            best = fmin(best, dot3(d, d));
+            best = min2(best, dot3(d, d));
         }
     }
     return best;
