@@ -324,20 +324,35 @@ static double stencil_dt1(const avi_model *m, const avi_contact_manager *cm, con
  * (avi_contact_event). A fixed contact step (time_step.per_kind.contact)
  * never changes. dt: the step it has; returns the step for the crossing. */
 #define ONSET_WIDTH 1.25
-static double closing_rate(const avi_contact_manager *cm, const avi_contact_stencil *s, const double gd[4][3])
+/* The stencil's normal rate d' = sum_a gd_a . v_a; *w (if not NULL) its
+ * inverse mass along the gradient, sum_a |gd_a|^2 / m_a. */
+static double normal_rate(const avi_contact_manager *cm, const avi_contact_stencil *s, const double gd[4][3], double *w)
 {
     const avi_vertex *V = cm->model->vert;
-    double rate = 0.0;
-    for (int a = 0; a < 4; a++) rate += v3_dot(gd[a], V[s->v[a]].v);
+    double rate = 0.0, iw = 0.0;
+    for (int a = 0; a < 4; a++) {
+        rate += v3_dot(gd[a], V[s->v[a]].v);
+        iw += v3_dot(gd[a], gd[a]) * V[s->v[a]].inv_mass;
+    }
+    if (w) *w = iw;
+    return rate;
+}
+static double closing_rate(const avi_contact_manager *cm, const avi_contact_stencil *s, const double gd[4][3])
+{
+    double rate = normal_rate(cm, s, gd, NULL);
     return rate < 0.0 ? -rate : 0.0;
+}
+/* Layer 1's zone (eta_2, eta_1], where it is the deepest layer. */
+static double layer1_zone(const avi_contact_manager *cm)
+{
+    return avi_layer_thickness(cm->eta1, cm->eta_inf, 1) - avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
 }
 static double plan_crossing(const avi_contact_manager *cm, const avi_contact_stencil *s, avi_contact_potential *p,
                             const double gd[4][3], double dt)
 {
-    const avi_vertex *V = cm->model->vert;
-    double rate = closing_rate(cm, s, gd), w = 0.0, omega = sqrt(stencil_omega2(cm->model, cm, s));
-    for (int a = 0; a < 4; a++) w += v3_dot(gd[a], gd[a]) * V[s->v[a]].inv_mass;
-    double zone = avi_layer_thickness(cm->eta1, cm->eta_inf, 1) - avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
+    double w, rate = normal_rate(cm, s, gd, &w), omega = sqrt(stencil_omega2(cm->model, cm, s));
+    rate = rate < 0.0 ? -rate : 0.0; /* closing */
+    double zone = layer1_zone(cm);
     p->onset = omega > 0.0 ? fmin(ONSET_WIDTH * rate / omega, zone) : 0.0;
     if (dt > s->dt1 && w > 0.0 && !(cm->model->contact_fixed_dt > 0.0) &&
         0.5 * rate * rate / w >= p->k * avi_penalty_energy(0.75 * zone, p->onset))
@@ -378,14 +393,9 @@ static double shallower_step(const avi_contact_manager *cm, const avi_contact_st
 static int at_rest(const avi_contact_manager *cm, const avi_contact_stencil *s, const avi_contact_potential *p,
                    const double gd[4][3], double d)
 {
-    const avi_vertex *V = cm->model->vert;
-    double rate = 0.0, w = 0.0;
-    for (int a = 0; a < 4; a++) {
-        rate += v3_dot(gd[a], V[s->v[a]].v);
-        w += v3_dot(gd[a], gd[a]) * V[s->v[a]].inv_mass;
-    }
+    double w, rate = normal_rate(cm, s, gd, &w);
     if (!(w > 0.0)) return 0;
-    double zone = avi_layer_thickness(cm->eta1, cm->eta_inf, 1) - avi_layer_thickness(cm->eta1, cm->eta_inf, 2);
+    double zone = layer1_zone(cm);
     double en = 0.5 * rate * rate / w + p->k * avi_penalty_energy(p->eta - d, p->onset);
     return en <= REST_FRACTION * p->k * avi_penalty_energy(zone, p->onset);
 }
