@@ -725,28 +725,19 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
     avi_contact_stencil *s = &cm->st[p->stencil];
     int l = p->layer;
     double dt_next = p->dt;
+    const int fixed = cm->model->contact_fixed_dt > 0.0; /* a fixed contact step never changes */
     if (s->deepest == slot) {
         /* The deepest layer keeps the next one ready (see contact_manager.h). */
         if (d - 2.0 * cm->vcap * p->dt <= avi_layer_thickness(cm->eta1, cm->eta_inf, l + 1)) {
             int rc = activate(e, cm, p->stencil, t);
             if (rc) return rc;
             p = &cm->pot[slot]; /* activate may move the array */
-            /* The stack deepens: layer 1 steps at the kinked layers' step
-             * until the stencil is out of layer 1 or at rest, if it
-             * closes in on layer 2 (nears_layer2; switching only once the
-             * stencil was halfway through layer 1's zone left +2.3e-3 at
-             * safety 0.5, before LAYER_SAFETY_MAX). */
-            if (l == 1 && p->dt > s->dt1 && !(cm->model->contact_fixed_dt > 0.0) && nears_layer2(cm, s, (const double (*)[3])gd, d, p->dt))
-                dt_next = s->dt1;
-        } else if (l == 1 && p->dt == s->dt1 && d - 2.0 * cm->vcap * p->dt > p->eta && !(cm->model->contact_fixed_dt > 0.0)) {
-            /* Out of layer 1 (its kick is 0): its own step again for the
-             * next crossing. Back at one layer but still inside layer 1
-             * (the stack unwinding), switching back pumped up to +6.6e-3
-             * of E0 into the N = 8 ball. */
-            double dt = resolved_step(cm, s, 1, t);
-            if (dt > p->dt) dt_next = dt;
-        } else if (l == 1 && p->dt == s->dt1 && d < p->eta && !(cm->model->contact_fixed_dt > 0.0) && /* rests */
-                   at_rest(cm, s, p, (const double (*)[3])gd, d)) {
+        } else if (l == 1 && p->dt == s->dt1 && !fixed &&
+                   (d - 2.0 * cm->vcap * p->dt > p->eta || (d < p->eta && at_rest(cm, s, p, (const double (*)[3])gd, d)))) {
+            /* Out of layer 1 (its kick is 0), or at rest in it: its own
+             * step again. Back at one layer but still inside layer 1 and
+             * moving (the stack unwinding), switching back pumped up to
+             * +6.6e-3 of E0 into the N = 8 ball. */
             double dt = resolved_step(cm, s, 1, t);
             if (dt > p->dt) dt_next = dt;
         } else if (l >= 2 && d - 2.0 * cm->vcap * shallower_step(cm, s, p, l) > p->eta) {
@@ -756,8 +747,13 @@ int avi_contact_event(avi_contact_manager *cm, avi_engine *e, avi_event ev, uint
             return rc; /* retired: no next event */
         }
     }
-    else if (l == 1 && p->dt > s->dt1 && !(cm->model->contact_fixed_dt > 0.0) && nears_layer2(cm, s, (const double (*)[3])gd, d, p->dt))
-        dt_next = s->dt1; /* in a stack at its stability step: closing in on layer 2 now */
+    /* In a stack (layer 2 just activated, or there before), layer 1 steps at
+     * the kinked layers' step until the stencil is out of layer 1 or at
+     * rest, once it closes in on layer 2 (nears_layer2; switching only once
+     * the stencil was halfway through layer 1's zone left +2.3e-3 at safety
+     * 0.5, before LAYER_SAFETY_MAX). */
+    if (l == 1 && s->layers > 1 && p->dt > s->dt1 && !fixed && nears_layer2(cm, s, (const double (*)[3])gd, d, p->dt))
+        dt_next = s->dt1;
     if (l == 1 && s->layers == 1 && (n == 0 || !(d < p->eta)))
         dt_next = plan_crossing(cm, s, p, (const double (*)[3])gd, dt_next);
     if (d < p->eta) {
