@@ -559,8 +559,7 @@ static int run_slice(avi_engine *e, double t, uint64_t *counts, int *rc_out)
         }
         ent[k] = *x;
     }
-    static long smin = -1; if (smin < 0) smin = getenv("SMIN") ? atol(getenv("SMIN")) : AVI_SLICE_PARALLEL_MIN;
-    if (events < (uint64_t)smin) return 0;
+    if (events < AVI_SLICE_PARALLEL_MIN) return 0;
     uint32_t blown;
     int rc = avi_slice_run(e, ent, k, t, counts, &blown);
     if (rc < 0) {
