@@ -23,9 +23,14 @@
 
 int avi_cli_main(int argc, char **argv); /* src/cli/main.c, built as avi_cli_main here */
 
+/* This rank's collectives and their bytes (--exchange-stats). */
+typedef struct {
+    unsigned long long gathers, agreements, bytes_out, bytes_in;
+} exchange_stats;
+
 static int gather(void *ctx, const void *send, void *recv, const size_t *counts)
 {
-    (void)ctx;
+    exchange_stats *st = ctx;
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int *cnt = malloc(2 * (size_t)size * sizeof *cnt);
@@ -43,13 +48,16 @@ static int gather(void *ctx, const void *send, void *recv, const size_t *counts)
         off += counts[r];
     }
     int rc = MPI_Allgatherv(send, cnt[rank], MPI_BYTE, recv, cnt, disp, MPI_BYTE, MPI_COMM_WORLD);
+    st->gathers++;
+    st->bytes_out += counts[rank];
+    st->bytes_in += off - counts[rank];
     free(cnt);
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 static int any(void *ctx, int flag)
 {
-    (void)ctx;
+    ((exchange_stats *)ctx)->agreements++;
     int in = flag != 0, out = 0;
     if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
     return out != 0;
@@ -98,13 +106,20 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    avi_ranks ranks = {rank, size, NULL, gather, any};
+    exchange_stats st = {0, 0, 0, 0};
+    avi_ranks ranks = {rank, size, &st, gather, any};
     avi_set_ranks(&ranks);
     char **args = calloc((size_t)argc + 3, sizeof *args);
     char dir[4096] = "", out[4200] = "";
     if (!args) MPI_Abort(MPI_COMM_WORLD, 1);
-    int n = 0;
-    for (int i = 0; i < argc; i++) args[n++] = argv[i];
+    int n = 0, stats = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 1 && !strcmp(argv[i], "--exchange-stats")) {
+            stats = 1;
+            continue;
+        }
+        args[n++] = argv[i];
+    }
     if (rank != 0) {
         /* Quiet, and writing into its own directory. */
         int null = open("/dev/null", O_WRONLY);
@@ -121,6 +136,7 @@ int main(int argc, char **argv)
             /* Every -o/--output dropped; its own appended. */
             n = 0;
             for (int i = 0; i < argc; i++) {
+                if (i > 1 && !strcmp(argv[i], "--exchange-stats")) continue;
                 if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
                     i++;
                     continue;
@@ -143,6 +159,19 @@ int main(int argc, char **argv)
     args[n] = NULL;
     int rc = avi_cli_main(n, args);
     if (rank != 0) remove_dir(dir);
+    if (stats) {
+        /* Every rank's counts, printed by rank 0 (the others' stderr is
+         * closed): the inputs of a latency-bandwidth model. */
+        unsigned long long mine[4] = {st.gathers, st.agreements, st.bytes_out, st.bytes_in};
+        unsigned long long *all = rank == 0 ? calloc(4 * (size_t)size, sizeof *all) : NULL;
+        if (MPI_Gather(mine, 4, MPI_UNSIGNED_LONG_LONG, all, 4, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) ==
+                MPI_SUCCESS && all)
+            for (int r = 0; r < size; r++)
+                fprintf(stderr, "avi-mpi: rank %d: %llu exchanges (allgather), %llu stop agreements (allreduce), "
+                                "%llu bytes sent, %llu received\n",
+                        r, all[4 * r], all[4 * r + 1], all[4 * r + 2], all[4 * r + 3]);
+        free(all);
+    }
     free(args);
     MPI_Finalize();
     return rc;

@@ -811,6 +811,41 @@ __attribute__((cold, noinline)) static int manager_stalled(avi_engine *e, const 
 
 int avi_engine_advance(avi_engine *e, double t_stop) { return e->stepper->advance(e, t_stop); }
 
+/* With ranks: every record current on this member, before the loop reads
+ * beyond a slice (core/time_slice.h, avi_slice_sync). */
+static int sync_records(avi_engine *e)
+{
+    int rc = avi_slice_sync(e);
+    if (rc == 0) return AVI_OK;
+    return engine_fail(e, AVI_ERR_RUN, rc == -2 ? "the exchange between ranks failed" : "out of memory");
+}
+
+/* With ranks: the records the serial loop's next event reads, current on
+ * every member. A group tick reads its group's records, a single clock
+ * its stencil: those a slice changed since the last sync are fetched from
+ * their owners (avi_slice_fetch); anything else (a contact event, a
+ * refined clock, a dissolving group) syncs all. */
+static int serial_records(avi_engine *e, avi_event ev)
+{
+    unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
+    const uint32_t *rec;
+    size_t n;
+    if (ev.n & AVI_GROUP_CURSOR) {
+        uint32_t gi = avi_group_of(&e->groups, ev.id);
+        if (e->refine && avi_refine_dissolving(e->refine, gi)) return sync_records(e);
+        const avi_clock_group *gr = &e->groups.group[gi];
+        rec = e->groups.vertex + gr->vfirst;
+        n = gr->vcount;
+    } else if (kind < AVI_MODEL_KINDS && !(e->refine && avi_refine_owns(e->refine, ev.id))) {
+        n = (size_t)avi_model_stencil(e->model, (avi_kind)kind, ev.id & AVI_ID_INDEX_MASK, &rec);
+    } else {
+        return sync_records(e);
+    }
+    int rc = avi_slice_fetch(e, rec, n);
+    if (rc == 0) return AVI_OK;
+    return engine_fail(e, AVI_ERR_RUN, rc == -2 ? "the exchange between ranks failed" : "out of memory");
+}
+
 static int events_advance(avi_engine *e, double t_stop)
 {
     avi_model *m = e->model;
@@ -835,6 +870,7 @@ static int events_advance(avi_engine *e, double t_stop)
         /* The contact manager runs before any potential event at its time. */
         if (cm && cm->next_run < t_stop && (q->size == 0 || cm->next_run <= avi_tl_top(q)->t)) {
             double tr = cm->next_run;
+            if (e->ranks && (rc = sync_records(e)) != AVI_OK) goto out;
             if (e->stop && *e->stop && tr > t_last) {
                 /* A time boundary: every event before tr is done (the
                  * manager is due first), and its checkpointed clock runs
@@ -870,6 +906,7 @@ static int events_advance(avi_engine *e, double t_stop)
                 continue;
             }
         }
+        if (e->ranks && (rc = serial_records(e, ev)) != AVI_OK) goto out;
         t_last = ev.t;
         unsigned kind = ev.id >> AVI_ID_KIND_SHIFT;
         uint32_t i = ev.id & AVI_ID_INDEX_MASK;
@@ -892,6 +929,7 @@ static int events_advance(avi_engine *e, double t_stop)
             const avi_event *next = avi_tl_peek(q, 1);
             if (next && next->t == ev.t && next->id < mem[end - 1]) {
                 if (!cm) {
+                    if (e->ranks && (rc = sync_records(e)) != AVI_OK) goto out; /* the other groups' records */
                     if ((rc = run_tie(e, counts)) != AVI_OK) goto out;
                     continue;
                 }
@@ -956,6 +994,16 @@ static int events_advance(avi_engine *e, double t_stop)
     }
     if (t_stop > e->time) e->time = t_stop;
 out:
+    if (e->ranks) {
+        /* Whatever ends the advance, every member leaves with the whole
+         * state: observers, checkpoints and a failed run's report read it. */
+        if (rc == AVI_OK || rc == AVI_INTERRUPTED) {
+            int s = sync_records(e);
+            if (s != AVI_OK) rc = s;
+        } else {
+            (void)avi_slice_sync(e);
+        }
+    }
     e->beat_left = beat;
     for (int k = 0; k < AVI_KIND_COUNT; k++) e->events[k] += counts[k];
     return rc;

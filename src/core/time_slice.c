@@ -1,5 +1,6 @@
 /* Time slices on the engine's threads (core/time_slice.h). */
 #include "core/time_slice.h"
+#include "base/grow.h"
 #include "base/pool.h"
 
 #include <math.h>
@@ -52,6 +53,15 @@ struct avi_slice_par {
     size_t undo_n, undo_cap;
     char *xbuf;          /* with ranks: the exchange's send and receive buffers */
     size_t xcap;
+    /* With ranks: each part's own records that its slices changed since the
+     * last sync (in the order every member computes alike), and by record
+     * the sync epoch in which it joined its list. A member holds other
+     * parts' own records stale until avi_slice_sync. */
+    uint32_t **dirty;
+    size_t *ndirty, *dirty_cap;
+    uint32_t *stamp, epoch;
+    int stale;
+    uint64_t exchanges, syncs, fetches, bytes_out, bytes_in; /* with ranks: this member's */
     uint64_t slices, events, kept, undone;
 };
 
@@ -96,6 +106,11 @@ void avi_slice_free(avi_engine *e)
     free(sp->undo);
     free(sp->undo_rec);
     free(sp->xbuf);
+    for (int k = 0; sp->dirty && k < sp->nparts; k++) free(sp->dirty[k]);
+    free(sp->dirty);
+    free(sp->ndirty);
+    free(sp->dirty_cap);
+    free(sp->stamp);
     free(sp->pvert);
     free(sp->vstart);
     free(sp);
@@ -289,6 +304,17 @@ static int group_lists(const avi_clock_groups *g, struct avi_slice_par *sp)
     return 0;
 }
 
+/* With ranks: the parts' dirty lists, empty, and the records' stamps. */
+static int dirty_lists(const avi_model *m, struct avi_slice_par *sp)
+{
+    sp->dirty = calloc((size_t)sp->nparts, sizeof *sp->dirty);
+    sp->ndirty = calloc((size_t)sp->nparts, sizeof *sp->ndirty);
+    sp->dirty_cap = calloc((size_t)sp->nparts, sizeof *sp->dirty_cap);
+    sp->stamp = calloc(avi_model_record_count(m) + 1, sizeof *sp->stamp);
+    sp->epoch = 1;
+    return sp->dirty && sp->ndirty && sp->dirty_cap && sp->stamp ? 0 : -1;
+}
+
 /* The parts of the engine's pool (one per thread; chaos: 1 to 8). NULL
  * when out of memory. */
 static struct avi_slice_par *build_parts(const avi_engine *e)
@@ -303,7 +329,7 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
     size_t npot = g->npotential;
     if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
         !(sp->part = calloc((size_t)sp->nparts, sizeof *sp->part)) || assign_parts(m, g, sp, chaos) ||
-        mark_seam(m, g, sp) || group_lists(g, sp)) {
+        mark_seam(m, g, sp) || group_lists(g, sp) || (e->ranks && dirty_lists(m, sp))) {
         struct avi_engine *me = (struct avi_engine *)e; /* avi_slice_free takes it from the engine */
         me->slice = sp;
         avi_slice_free(me);
@@ -695,40 +721,62 @@ typedef struct {
     int32_t finite, fast;
 } ranks_head;
 
-/* Member q's own records of the slice, in the order every member knows:
- * copied into buf (take 0; buf NULL: only counted) or back from it into V
- * (take 1). Returns their number. */
-static size_t own_records(const slice_job *j, size_t q, avi_vertex *buf, avi_vertex *V, int take)
+/* Part q's own records of the slice (its parts of the groups' record
+ * lists, then the single clocks' slots outside the seam) onto its dirty
+ * list, each once between syncs: every member computes the same lists.
+ * 0, or -1 when out of memory. */
+static int mark_dirty(const slice_job *j, size_t q)
 {
-    const struct avi_slice_par *sp = j->sp;
+    struct avi_slice_par *sp = j->sp;
     const avi_clock_groups *g = &j->e->groups;
     const size_t P = (size_t)sp->nparts;
-    size_t n = 0;
-#define COPY(r) (take ? (void)(V[r] = buf[n]) : buf ? (void)(buf[n] = V[r]) : (void)0), n++
+#define MARK(r)                                                                                                        \
+    do {                                                                                                               \
+        uint32_t r_ = (r);                                                                                             \
+        if (sp->stamp[r_] == sp->epoch) break;                                                                         \
+        if (AVI_GROW(sp->dirty[q], sp->dirty_cap[q], sp->ndirty[q] + 1, 1024)) return -1;                             \
+        sp->stamp[r_] = sp->epoch;                                                                                     \
+        sp->dirty[q][sp->ndirty[q]++] = r_;                                                                            \
+    } while (0)
     for (size_t a = 0; a < j->k; a++) {
         const avi_event *x = &j->ev[a];
         if (x->n & AVI_GROUP_CURSOR) {
             const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
-            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) COPY(sp->pvert[r]);
+            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) MARK(sp->pvert[r]);
         } else if (sp->part_of[potential_number(g, x->id)] == q) {
             unsigned mask = sp->seam_mask[potential_number(g, x->id)];
             const uint32_t *s;
             int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
             for (int c = 0; c < ns; c++)
-                if (!(mask >> c & 1)) COPY(s[c]);
+                if (!(mask >> c & 1)) MARK(s[c]);
         }
     }
-#undef COPY
-    return n;
+#undef MARK
+    return 0;
+}
+
+/* The exchange's buffer: room for n bytes, NULL when out of memory. */
+static char *exchange_buffer(struct avi_slice_par *sp, size_t n)
+{
+    if (n > sp->xcap) {
+        char *b = realloc(sp->xbuf, n);
+        if (!b) return NULL;
+        sp->xbuf = b;
+        sp->xcap = n;
+    }
+    return sp->xbuf;
 }
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* A slice on ranks: this member's part, then one exchange; every member
- * applies every kept kick in member id order and takes the others'
- * records, so all hold the serial state. With contact, a kick past the
+/* A slice on ranks: this member's part, then one exchange of every
+ * member's counts, flags and kept kicks; every member applies every kept
+ * kick in member id order, so that the seam's records are the serial ones
+ * on all. A part's own records change only on the member that runs it:
+ * they join its dirty list, and the others take them at the next sync
+ * (avi_slice_sync), not after every slice. With contact, a kick past the
  * speed cap anywhere (the flags, then the seam's kicks, the same on every
- * member) undoes the slice on every member before any record is taken. */
+ * member) undoes the slice on every member. */
 static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
 {
     avi_engine *e = j->e;
@@ -736,26 +784,19 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
     avi_vertex *V = e->model->vert;
     run_part(j, me, me + 1, 0);
-    size_t bytes[AVI_SLICE_PARTS_MAX], recs[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
+    size_t bytes[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
     for (size_t q = 0; q < P; q++) {
-        recs[q] = own_records(j, q, NULL, V, 0);
         kicks[q] = sp->part[q].kept;
-        bytes[q] = align8(sizeof(ranks_head) + recs[q] * sizeof(avi_vertex) + kicks[q] * sizeof(seam_kick));
+        bytes[q] = align8(sizeof(ranks_head) + kicks[q] * sizeof(seam_kick));
         total += bytes[q];
     }
-    if (total + bytes[me] > sp->xcap) {
-        char *b = realloc(sp->xbuf, total + bytes[me]);
-        if (!b) return -1;
-        sp->xbuf = b;
-        sp->xcap = total + bytes[me];
-    }
-    char *send = sp->xbuf + total, *recv = sp->xbuf;
+    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    if (!recv) return -1;
     const slice_part *mine = &sp->part[me];
     ranks_head h = {{0}, mine->finite, mine->fast};
     memcpy(h.counts, mine->counts, sizeof h.counts);
     memcpy(send, &h, sizeof h);
-    own_records(j, me, (avi_vertex *)(send + sizeof h), V, 0);
-    memcpy(send + sizeof h + recs[me] * sizeof(avi_vertex), mine->kick, mine->n * sizeof(seam_kick));
+    memcpy(send + sizeof h, mine->kick, mine->n * sizeof(seam_kick));
     if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
     /* Flags and counts of every member. */
     char *at[AVI_SLICE_PARTS_MAX];
@@ -773,7 +814,7 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     /* The seam's kicks, every member's list in id order, merged. */
     const seam_kick *list[AVI_SLICE_PARTS_MAX];
     size_t pos[AVI_SLICE_PARTS_MAX] = {0};
-    for (size_t q = 0; q < P; q++) list[q] = (const seam_kick *)(at[q] + sizeof(ranks_head) + recs[q] * sizeof(avi_vertex));
+    for (size_t q = 0; q < P; q++) list[q] = (const seam_kick *)(at[q] + sizeof(ranks_head));
     for (;;) {
         size_t best = SIZE_MAX;
         uint32_t id = UINT32_MAX;
@@ -792,9 +833,18 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     if (j->vcap2 < INFINITY && fast) { /* the seam's records are in the copies */
         return undo_slice(j, me, me + 1);
     }
-    for (size_t q = 0; q < P; q++)
-        if (q != me) own_records(j, q, (avi_vertex *)(at[q] + sizeof(ranks_head)), V, 1);
-    if (!finite) return slice_blow_up(e, j->ev, j->k, counts, blown);
+    if (P > 1) {
+        for (size_t q = 0; q < P; q++)
+            if (mark_dirty(j, q)) return -1;
+        sp->stale = 1;
+    }
+    sp->exchanges++;
+    sp->bytes_out += bytes[me];
+    sp->bytes_in += total - bytes[me];
+    if (!finite) {
+        int rc = avi_slice_sync(e); /* the check reads every record */
+        return rc ? rc : slice_blow_up(e, j->ev, j->k, counts, blown);
+    }
     uint64_t n = 0;
     for (int c = 0; c < AVI_KIND_COUNT; c++) {
         counts[c] += sum[c];
@@ -804,6 +854,86 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     sp->slices++;
     sp->events += n;
     return 0;
+}
+
+int avi_slice_sync(avi_engine *e)
+{
+    struct avi_slice_par *sp = e->slice;
+    if (!sp || !sp->stale) return 0;
+    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    avi_vertex *V = e->model->vert;
+    size_t bytes[AVI_SLICE_PARTS_MAX], total = 0;
+    for (size_t q = 0; q < P; q++) {
+        bytes[q] = sp->ndirty[q] * sizeof(avi_vertex);
+        total += bytes[q];
+    }
+    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    if (!recv) return -1;
+    for (size_t a = 0; a < sp->ndirty[me]; a++) memcpy(send + a * sizeof(avi_vertex), &V[sp->dirty[me][a]], sizeof(avi_vertex));
+    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
+    for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
+        if (q != me)
+            for (size_t a = 0; a < sp->ndirty[q]; a++)
+                memcpy(&V[sp->dirty[q][a]], recv + off + a * sizeof(avi_vertex), sizeof(avi_vertex));
+        sp->ndirty[q] = 0;
+    }
+    if (++sp->epoch == 0) { /* stamps wrapped: none may look current */
+        memset(sp->stamp, 0, avi_model_record_count(e->model) * sizeof *sp->stamp);
+        sp->epoch = 1;
+    }
+    sp->stale = 0;
+    sp->syncs++;
+    sp->bytes_out += bytes[me];
+    sp->bytes_in += total - bytes[me];
+    return 0;
+}
+
+int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
+{
+    struct avi_slice_par *sp = e->slice;
+    if (!sp || !sp->stale) return 0;
+    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    avi_vertex *V = e->model->vert;
+    size_t bytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
+    for (size_t a = 0; a < n; a++)
+        if (sp->stamp[rec[a]] == sp->epoch) bytes[sp->owner[rec[a]]] += sizeof(avi_vertex);
+    for (size_t q = 0; q < P; q++) total += bytes[q];
+    if (total == 0) return 0;
+    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    if (!recv) return -1;
+    size_t at[AVI_SLICE_PARTS_MAX], off = 0;
+    for (size_t q = 0; q < P; q++) {
+        at[q] = off;
+        off += bytes[q];
+    }
+    for (size_t a = 0, k = 0; a < n; a++)
+        if (sp->stamp[rec[a]] == sp->epoch && sp->owner[rec[a]] == me) memcpy(send + k++ * sizeof(avi_vertex), &V[rec[a]], sizeof(avi_vertex));
+    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
+    /* Current on every member now: unstamped, so that no later event
+     * fetches them again (a later slice lists them again; a record listed
+     * twice is only sent twice). */
+    for (size_t a = 0; a < n; a++) {
+        uint32_t r = rec[a];
+        if (sp->stamp[r] != sp->epoch) continue;
+        size_t q = sp->owner[r];
+        if (q != me) memcpy(&V[r], recv + at[q], sizeof(avi_vertex));
+        at[q] += sizeof(avi_vertex);
+        sp->stamp[r] = 0;
+    }
+    sp->fetches++;
+    sp->bytes_out += bytes[me];
+    sp->bytes_in += total - bytes[me];
+    return 0;
+}
+
+void avi_slice_exchange_stats(const avi_engine *e, uint64_t *exchanges, uint64_t *syncs, uint64_t *bytes_out,
+                              uint64_t *bytes_in)
+{
+    const struct avi_slice_par *sp = e->slice;
+    *exchanges = sp ? sp->exchanges : 0;
+    *syncs = sp ? sp->syncs : 0;
+    *bytes_out = sp ? sp->bytes_out : 0;
+    *bytes_in = sp ? sp->bytes_in : 0;
 }
 
 int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown)

@@ -75,6 +75,25 @@ void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, ui
 /* Slices undone for the serial loop (contact). */
 uint64_t avi_slice_undone(const avi_engine *e);
 
+/* With ranks: after a slice, each member holds the other members' own
+ * records of it stale (only the seam's are exchanged). avi_slice_sync
+ * gives every member every record changed since the last sync, in one
+ * exchange, so that all hold the serial state again: the loop calls it
+ * before anything that reads records beyond a slice (a serial event, the
+ * contact manager, the end of an advance). 0 (also alone or when nothing
+ * is stale), -1 when out of memory, -2 when the exchange failed. */
+int avi_slice_sync(avi_engine *e);
+/* With ranks: the records rec[0..n) (distinct) current on every member,
+ * with one exchange of those a slice changed since the last sync, if any
+ * (every member decides alike: the dirty lists are the same on all); for
+ * the serial loop's next event. 0, -1 when out of memory, -2 when the
+ * exchange failed. */
+int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n);
+/* With ranks, this member's: slice exchanges, syncs, bytes sent and
+ * received (both). */
+void avi_slice_exchange_stats(const avi_engine *e, uint64_t *exchanges, uint64_t *syncs, uint64_t *bytes_out,
+                              uint64_t *bytes_in);
+
 /* Frees the parts (the engine's destroy, and a new thread count). */
 void avi_slice_free(avi_engine *e);
 

@@ -4,7 +4,8 @@
 # 3, sheet on 2, sphere-plate and two-spheres on 2 and 4, short); a run of 3 ranks resumed on 2 and
 # on one process; SIGTERM to mpirun (interrupted, resumed on 3 ranks); a
 # rank killed with SIGKILL (the file readable, resumed by avi); bad input
-# refused once, exit 2; rank 0's file valid for tools/validate_h5.py.
+# refused once, exit 2; rank 0's file valid for tools/validate_h5.py;
+# --exchange-stats prints a line for every rank.
 # Skipped without avi-mpi or mpirun (make mpi builds it where Open MPI is).
 set -u
 MPI_BIN=${AVI_MPI_BIN:-$ROOT/build/avi-mpi}
@@ -28,10 +29,17 @@ for scene in bar sheet sphere-plate two-spheres; do
   case $scene in bar) counts="1 3" ;; sheet) counts=2 ;; *) counts="2 4" ;; esac
   for np in $counts; do
     out="$work/$scene.$np.h5"
-    if ! timeout 300 "${MPIRUN[@]}" -np "$np" "$MPI_BIN" run "$scene" "${set_end[@]}" -o "$out" --quiet > "$work/log" 2>&1; then
+    stats=(); [ "$scene" = sheet ] && stats=(--exchange-stats)
+    if ! timeout 300 "${MPIRUN[@]}" -np "$np" "$MPI_BIN" run "$scene" "${set_end[@]}" -o "$out" --quiet "${stats[@]}" > "$work/log" 2>&1; then
       echo "$scene on $np ranks failed: $(tail -3 "$work/log")"; bad=$((bad + 1)); continue
     fi
     same "$work/$scene.h5" "$out" "$scene on $np ranks"
+    if [ "$scene" = sheet ]; then # one line a rank, each with exchanges and bytes
+      for r in $(seq 0 $((np - 1))); do
+        grep -Eq "^avi-mpi: rank $r: [1-9][0-9]* exchanges \(allgather\), [0-9]+ stop agreements \(allreduce\), [1-9][0-9]* bytes sent, [1-9][0-9]* received$" "$work/log" \
+          || { echo "--exchange-stats: no line for rank $r: $(cat "$work/log")"; bad=$((bad + 1)); }
+      done
+    fi
   done
 done
 "$PYTHON" "$ROOT/tools/validate_h5.py" "$work/sphere-plate.2.h5" > /dev/null || { echo "validate_h5: sphere-plate on 2 ranks"; bad=$((bad + 1)); }
