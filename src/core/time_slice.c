@@ -36,6 +36,7 @@ typedef struct {
 
 struct avi_slice_par {
     int nparts;
+    int tpr;             /* with ranks: the parts (threads) of each rank */
     uint8_t *part_of;    /* by potential number (clock_groups.h's offset + index) */
     uint16_t *seam_mask; /* by potential number: bit c set when slot c's record is in the seam */
     uint32_t *pmem;      /* each group's members by part, in id order within a part */
@@ -75,7 +76,8 @@ void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, ui
 
 int avi_slice_default_threads(const avi_engine *e, int cpus)
 {
-    if (e->sync || e->contact || e->damping != 0.0 || e->groups.ngroup == 0) return 1;
+    /* Ranks on one machine would each take every core: one a rank, unless asked. */
+    if (e->ranks || e->sync || e->contact || e->damping != 0.0 || e->groups.ngroup == 0) return 1;
     size_t n = e->groups.npotential / AVI_SLICE_POTENTIALS_PER_THREAD;
     return n < 1 ? 1 : n < (size_t)cpus ? (int)n : cpus;
 }
@@ -324,7 +326,24 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
     struct avi_slice_par *sp = calloc(1, sizeof *sp);
     if (!sp) return NULL;
     uint64_t chaos = e->ranks ? 0 : avi_pool_chaos(e->pool);
-    int threads = e->ranks ? e->ranks->size : avi_pool_threads(e->pool);
+    int threads = avi_pool_threads(e->pool);
+    if (e->ranks) {
+        /* One part a thread of each rank, the fewest threads any rank has
+         * (their counts may differ: the default follows each one's CPU
+         * affinity); rank r runs parts r T .. r T + T - 1. */
+        int all[AVI_SLICE_PARTS_MAX];
+        size_t bytes[AVI_SLICE_PARTS_MAX];
+        for (int r = 0; r < e->ranks->size; r++) bytes[r] = sizeof(int);
+        if (e->ranks->allgather(e->ranks->ctx, &threads, all, bytes)) {
+            free(sp);
+            return NULL;
+        }
+        for (int r = 0; r < e->ranks->size; r++)
+            if (all[r] < threads) threads = all[r];
+        if (threads > AVI_SLICE_PARTS_MAX / e->ranks->size) threads = AVI_SLICE_PARTS_MAX / e->ranks->size;
+        sp->tpr = threads;
+        threads *= e->ranks->size;
+    }
     sp->nparts = chaos ? 1 + (int)(chaos % 8) : threads < AVI_SLICE_PARTS_MAX ? threads : AVI_SLICE_PARTS_MAX;
     size_t npot = g->npotential;
     if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
@@ -340,7 +359,9 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
 
 int avi_slice_prepare(avi_engine *e)
 {
-    if ((!e->pool && !e->ranks) || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
+    /* With ranks the cut is agreed at the first slice, which every rank
+     * reaches (ranks may differ in threads, and so in their calls here). */
+    if (!e->pool || e->ranks || e->slice || e->groups.ngroup == 0 || e->sync) return AVI_OK;
     if (!(e->slice = build_parts(e))) return -1;
     return AVI_OK;
 }
@@ -353,6 +374,7 @@ typedef struct slice_job {
     double t;
     int drifted; /* every entry a group whose records fit drift_all (engine.c): each part drifts its own first */
     double vcap2; /* the contact manager's speed cap squared; +inf without contact */
+    size_t part0; /* with ranks: this rank's first part */
     double half[AVI_SLICE_ENTRIES_MAX];
 } slice_job;
 
@@ -769,9 +791,16 @@ static char *exchange_buffer(struct avi_slice_par *sp, size_t n)
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* A slice on ranks: this member's part, then one exchange of every
- * member's counts, flags and kept kicks; every member applies every kept
- * kick in member id order, so that the seam's records are the serial ones
+/* Parts part0 + [kb, ke) of the slice: this rank's, on its pool. */
+static void run_rank_parts(void *ctx, size_t kb, size_t ke, int worker)
+{
+    const slice_job *j = ctx;
+    run_part(ctx, j->part0 + kb, j->part0 + ke, worker);
+}
+
+/* A slice on ranks: this member's parts (one a thread), then one exchange
+ * of every part's counts, flags and kept kicks; every member applies every
+ * kept kick in member id order, so that the seam's records are the serial ones
  * on all. A part's own records change only on the member that runs it:
  * they join its dirty list, and the others take them at the next sync
  * (avi_slice_sync), not after every slice. With contact, a kick past the
@@ -781,24 +810,30 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
 {
     avi_engine *e = j->e;
     struct avi_slice_par *sp = j->sp;
-    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    const size_t P = (size_t)sp->nparts, R = (size_t)e->ranks->size, T = (size_t)sp->tpr;
+    const size_t me = (size_t)e->ranks->rank, p0 = me * T;
     avi_vertex *V = e->model->vert;
-    run_part(j, me, me + 1, 0);
-    size_t bytes[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], total = 0;
+    j->part0 = p0;
+    avi_pool_for(e->pool, T, 1, run_rank_parts, j);
+    /* Each part's block: its head and kept kicks; a rank sends its parts'. */
+    size_t bytes[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], rbytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
     for (size_t q = 0; q < P; q++) {
         kicks[q] = sp->part[q].kept;
         bytes[q] = align8(sizeof(ranks_head) + kicks[q] * sizeof(seam_kick));
+        rbytes[q / T] += bytes[q];
         total += bytes[q];
     }
-    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    char *recv = exchange_buffer(sp, total + rbytes[me]), *send = recv + total;
     if (!recv) return -1;
-    const slice_part *mine = &sp->part[me];
-    ranks_head h = {{0}, mine->finite, mine->fast};
-    memcpy(h.counts, mine->counts, sizeof h.counts);
-    memcpy(send, &h, sizeof h);
-    memcpy(send + sizeof h, mine->kick, mine->n * sizeof(seam_kick));
-    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
-    /* Flags and counts of every member. */
+    for (size_t q = p0, off = 0; q < p0 + T; off += bytes[q], q++) {
+        const slice_part *part = &sp->part[q];
+        ranks_head h = {{0}, part->finite, part->fast};
+        memcpy(h.counts, part->counts, sizeof h.counts);
+        memcpy(send + off, &h, sizeof h);
+        memcpy(send + off + sizeof h, part->kick, part->n * sizeof(seam_kick));
+    }
+    if (e->ranks->allgather(e->ranks->ctx, send, recv, rbytes)) return -2;
+    /* Flags and counts of every part. */
     char *at[AVI_SLICE_PARTS_MAX];
     int finite = 1, fast = 0;
     uint64_t sum[AVI_KIND_COUNT] = {0};
@@ -810,8 +845,8 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
         fast |= hq.fast != 0;
         for (int c = 0; c < AVI_KIND_COUNT; c++) sum[c] += hq.counts[c];
     }
-    if (j->vcap2 < INFINITY && (fast || !finite)) return undo_slice(j, me, me + 1);
-    /* The seam's kicks, every member's list in id order, merged. */
+    if (j->vcap2 < INFINITY && (fast || !finite)) return undo_slice(j, p0, p0 + T);
+    /* The seam's kicks, every part's list in id order, merged. */
     const seam_kick *list[AVI_SLICE_PARTS_MAX];
     size_t pos[AVI_SLICE_PARTS_MAX] = {0};
     for (size_t q = 0; q < P; q++) list[q] = (const seam_kick *)(at[q] + sizeof(ranks_head));
@@ -831,16 +866,16 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
         }
     }
     if (j->vcap2 < INFINITY && fast) { /* the seam's records are in the copies */
-        return undo_slice(j, me, me + 1);
+        return undo_slice(j, p0, p0 + T);
     }
-    if (P > 1) {
+    if (R > 1) {
         for (size_t q = 0; q < P; q++)
             if (mark_dirty(j, q)) return -1;
         sp->stale = 1;
     }
     sp->exchanges++;
-    sp->bytes_out += bytes[me];
-    sp->bytes_in += total - bytes[me];
+    sp->bytes_out += rbytes[me];
+    sp->bytes_in += total - rbytes[me];
     if (!finite) {
         int rc = avi_slice_sync(e); /* the check reads every record */
         return rc ? rc : slice_blow_up(e, j->ev, j->k, counts, blown);
@@ -860,21 +895,23 @@ int avi_slice_sync(avi_engine *e)
 {
     struct avi_slice_par *sp = e->slice;
     if (!sp || !sp->stale) return 0;
-    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    const size_t P = (size_t)sp->nparts, T = (size_t)sp->tpr, me = (size_t)e->ranks->rank;
     avi_vertex *V = e->model->vert;
-    size_t bytes[AVI_SLICE_PARTS_MAX], total = 0;
+    size_t rbytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
     for (size_t q = 0; q < P; q++) {
-        bytes[q] = sp->ndirty[q] * sizeof(avi_vertex);
-        total += bytes[q];
+        rbytes[q / T] += sp->ndirty[q] * sizeof(avi_vertex);
+        total += sp->ndirty[q] * sizeof(avi_vertex);
     }
-    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    char *recv = exchange_buffer(sp, total + rbytes[me]), *send = recv + total;
     if (!recv) return -1;
-    for (size_t a = 0; a < sp->ndirty[me]; a++) memcpy(send + a * sizeof(avi_vertex), &V[sp->dirty[me][a]], sizeof(avi_vertex));
-    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
-    for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
-        if (q != me)
-            for (size_t a = 0; a < sp->ndirty[q]; a++)
-                memcpy(&V[sp->dirty[q][a]], recv + off + a * sizeof(avi_vertex), sizeof(avi_vertex));
+    for (size_t q = me * T; q < me * T + T; q++)
+        for (size_t a = 0; a < sp->ndirty[q]; a++, send += sizeof(avi_vertex)) memcpy(send, &V[sp->dirty[q][a]], sizeof(avi_vertex));
+    if (e->ranks->allgather(e->ranks->ctx, recv + total, recv, rbytes)) return -2;
+    const char *at = recv;
+    for (size_t q = 0; q < P; q++) {
+        if (q / T != me)
+            for (size_t a = 0; a < sp->ndirty[q]; a++) memcpy(&V[sp->dirty[q][a]], at + a * sizeof(avi_vertex), sizeof(avi_vertex));
+        at += sp->ndirty[q] * sizeof(avi_vertex);
         sp->ndirty[q] = 0;
     }
     if (++sp->epoch == 0) { /* stamps wrapped: none may look current */
@@ -883,8 +920,8 @@ int avi_slice_sync(avi_engine *e)
     }
     sp->stale = 0;
     sp->syncs++;
-    sp->bytes_out += bytes[me];
-    sp->bytes_in += total - bytes[me];
+    sp->bytes_out += rbytes[me];
+    sp->bytes_in += total - rbytes[me];
     return 0;
 }
 
@@ -892,37 +929,39 @@ int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
 {
     struct avi_slice_par *sp = e->slice;
     if (!sp || !sp->stale) return 0;
-    const size_t P = (size_t)sp->nparts, me = (size_t)e->ranks->rank;
+    const size_t R = (size_t)e->ranks->size, T = (size_t)sp->tpr, me = (size_t)e->ranks->rank;
     avi_vertex *V = e->model->vert;
-    size_t bytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
+    /* Rank by rank, each sends its parts' dirty records among rec, in rec order. */
+    size_t rbytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
     for (size_t a = 0; a < n; a++)
-        if (sp->stamp[rec[a]] == sp->epoch) bytes[sp->owner[rec[a]]] += sizeof(avi_vertex);
-    for (size_t q = 0; q < P; q++) total += bytes[q];
+        if (sp->stamp[rec[a]] == sp->epoch) rbytes[sp->owner[rec[a]] / T] += sizeof(avi_vertex);
+    for (size_t r = 0; r < R; r++) total += rbytes[r];
     if (total == 0) return 0;
-    char *recv = exchange_buffer(sp, total + bytes[me]), *send = recv + total;
+    char *recv = exchange_buffer(sp, total + rbytes[me]), *send = recv + total;
     if (!recv) return -1;
     size_t at[AVI_SLICE_PARTS_MAX], off = 0;
-    for (size_t q = 0; q < P; q++) {
-        at[q] = off;
-        off += bytes[q];
+    for (size_t r = 0; r < R; r++) {
+        at[r] = off;
+        off += rbytes[r];
     }
     for (size_t a = 0, k = 0; a < n; a++)
-        if (sp->stamp[rec[a]] == sp->epoch && sp->owner[rec[a]] == me) memcpy(send + k++ * sizeof(avi_vertex), &V[rec[a]], sizeof(avi_vertex));
-    if (e->ranks->allgather(e->ranks->ctx, send, recv, bytes)) return -2;
+        if (sp->stamp[rec[a]] == sp->epoch && sp->owner[rec[a]] / T == me)
+            memcpy(send + k++ * sizeof(avi_vertex), &V[rec[a]], sizeof(avi_vertex));
+    if (e->ranks->allgather(e->ranks->ctx, send, recv, rbytes)) return -2;
     /* Current on every member now: unstamped, so that no later event
      * fetches them again (a later slice lists them again; a record listed
      * twice is only sent twice). */
     for (size_t a = 0; a < n; a++) {
         uint32_t r = rec[a];
         if (sp->stamp[r] != sp->epoch) continue;
-        size_t q = sp->owner[r];
+        size_t q = sp->owner[r] / T;
         if (q != me) memcpy(&V[r], recv + at[q], sizeof(avi_vertex));
         at[q] += sizeof(avi_vertex);
         sp->stamp[r] = 0;
     }
     sp->fetches++;
-    sp->bytes_out += bytes[me];
-    sp->bytes_in += total - bytes[me];
+    sp->bytes_out += rbytes[me];
+    sp->bytes_in += total - rbytes[me];
     return 0;
 }
 
@@ -944,7 +983,7 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     const avi_clock_groups *g = &e->groups;
     const size_t P = (size_t)sp->nparts;
     avi_contact_clock *cm = contact_clock(e);
-    slice_job j = {e, sp, ev, k, t, 1, cm ? cm->vcap2 : INFINITY, {0}};
+    slice_job j = {e, sp, ev, k, t, 1, cm ? cm->vcap2 : INFINITY, 0, {0}};
     /* Room for every part's merged members and kept kicks, before anything
      * changes: the parts cannot fail. */
     for (size_t p = 0; p < P; p++) {

@@ -66,7 +66,7 @@ int avi_slice_prepare(avi_engine *e);
  * parallel.threads unset): one per AVI_SLICE_POTENTIALS_PER_THREAD clocks,
  * at most `cpus`, for the AVI without contact or damping, whose events run
  * in slices; 1 otherwise (contact and synchronous runs do not pay yet,
- * bench/README.md "Threads"). */
+ * bench/README.md "Threads"), and 1 a rank on MPI ranks. */
 #define AVI_SLICE_POTENTIALS_PER_THREAD 25000
 int avi_slice_default_threads(const avi_engine *e, int cpus);
 

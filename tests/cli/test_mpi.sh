@@ -5,7 +5,7 @@
 # on one process; SIGTERM to mpirun (interrupted, resumed on 3 ranks); a
 # rank killed with SIGKILL (the file readable, resumed by avi); bad input
 # refused once, exit 2; rank 0's file valid for tools/validate_h5.py;
-# --exchange-stats prints a line for every rank.
+# --exchange-stats prints a line for every rank; ranks with 2 threads each.
 # Skipped without avi-mpi or mpirun (make mpi builds it where Open MPI is).
 set -u
 MPI_BIN=${AVI_MPI_BIN:-$ROOT/build/avi-mpi}
@@ -41,6 +41,13 @@ for scene in bar sheet sphere-plate two-spheres; do
       done
     fi
   done
+done
+# Ranks with threads (--threads N a rank: N parts each): bar and sphere-plate on 2 ranks x 2 threads.
+for scene in bar sphere-plate; do
+  out="$work/$scene.2x2.h5"
+  timeout 300 "${MPIRUN[@]}" -np 2 "$MPI_BIN" run "$scene" --set time.end="${ends[$scene]}" --threads 2 -o "$out" --quiet > "$work/log" 2>&1 \
+    || { echo "$scene on 2 ranks x 2 threads failed: $(tail -3 "$work/log")"; bad=$((bad + 1)); continue; }
+  same "$work/$scene.h5" "$out" "$scene on 2 ranks x 2 threads"
 done
 "$PYTHON" "$ROOT/tools/validate_h5.py" "$work/sphere-plate.2.h5" > /dev/null || { echo "validate_h5: sphere-plate on 2 ranks"; bad=$((bad + 1)); }
 [ -e "$work/two-spheres.4.xmf" ] || { echo "no XDMF beside the 4-rank output"; bad=$((bad + 1)); }
