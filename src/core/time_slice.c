@@ -64,6 +64,7 @@ struct avi_slice_par {
     int stale;
     uint64_t exchanges, syncs, fetches, bytes_out, bytes_in; /* with ranks: this member's */
     uint64_t slices, events, kept, undone;
+    uint64_t busiest; /* over slices: the events of the part with the most */
 };
 
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam)
@@ -83,6 +84,7 @@ int avi_slice_default_threads(const avi_engine *e, int cpus)
 }
 
 uint64_t avi_slice_undone(const avi_engine *e) { return e->slice ? e->slice->undone : 0; }
+uint64_t avi_slice_busiest(const avi_engine *e) { return e->slice ? e->slice->busiest : 0; }
 
 void avi_slice_free(avi_engine *e)
 {
@@ -836,14 +838,19 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     /* Flags and counts of every part. */
     char *at[AVI_SLICE_PARTS_MAX];
     int finite = 1, fast = 0;
-    uint64_t sum[AVI_KIND_COUNT] = {0};
+    uint64_t sum[AVI_KIND_COUNT] = {0}, busiest = 0;
     for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
         at[q] = recv + off;
         ranks_head hq;
         memcpy(&hq, at[q], sizeof hq);
         finite &= hq.finite != 0;
         fast |= hq.fast != 0;
-        for (int c = 0; c < AVI_KIND_COUNT; c++) sum[c] += hq.counts[c];
+        uint64_t np = 0;
+        for (int c = 0; c < AVI_KIND_COUNT; c++) {
+            sum[c] += hq.counts[c];
+            np += hq.counts[c];
+        }
+        if (np > busiest) busiest = np;
     }
     if (j->vcap2 < INFINITY && (fast || !finite)) return undo_slice(j, p0, p0 + T);
     /* The seam's kicks, every part's list in id order, merged. */
@@ -888,6 +895,7 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     for (size_t q = 0; q < P; q++) sp->kept += kicks[q];
     sp->slices++;
     sp->events += n;
+    sp->busiest += busiest;
     return 0;
 }
 
@@ -1105,15 +1113,19 @@ int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64
     }
     if (cm && (fast || !finite)) return undo_slice(&j, 0, P);
     if (!finite) return slice_blow_up(e, ev, k, counts, blown);
-    uint64_t n = 0;
+    uint64_t n = 0, busiest = 0;
     for (size_t p = 0; p < P; p++) {
         sp->kept += sp->part[p].n;
+        uint64_t np = 0;
         for (int c = 0; c < AVI_KIND_COUNT; c++) {
             counts[c] += sp->part[p].counts[c];
-            n += sp->part[p].counts[c];
+            np += sp->part[p].counts[c];
         }
+        n += np;
+        if (np > busiest) busiest = np;
     }
     sp->slices++;
     sp->events += n;
+    sp->busiest += busiest;
     return 0;
 }

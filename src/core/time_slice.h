@@ -74,6 +74,10 @@ int avi_slice_default_threads(const avi_engine *e, int cpus);
 void avi_slice_stats(const avi_engine *e, uint64_t *slices, uint64_t *events, uint64_t *seam);
 /* Slices undone for the serial loop (contact). */
 uint64_t avi_slice_undone(const avi_engine *e);
+/* Over the slices run, the sum of the events of each one's busiest part:
+ * against events / parts, how far the cut leaves slices unbalanced (the
+ * scaling model, bench/threads.c). */
+uint64_t avi_slice_busiest(const avi_engine *e);
 
 /* With ranks: after a slice, each member holds the other members' own
  * records of it stale (only the seam's are exchanged). avi_slice_sync
