@@ -36,11 +36,16 @@ static void same(const scene_run *a, const scene_run *b, const char *ctx)
     ck_assert_msg(memcmp(&a->e->time, &b->e->time, sizeof a->e->time) == 0, "%s: time differs", ctx);
 }
 
-/* Whether any slice ran on the pool. */
+/* Whether any slice ran on the pool; and the busiest parts' events
+ * between a slice's share (events / threads) and all of its events. */
 static int ran_parallel(const scene_run *r)
 {
-    uint64_t slices, events, seam;
+    uint64_t slices, events, seam, busiest = avi_slice_busiest(r->e);
     avi_slice_stats(r->e, &slices, &events, &seam);
+    int parts = avi_pool_chaos(r->e->pool) ? 8 : avi_engine_threads(r->e); /* chaos: 1 to 8 parts */
+    ck_assert_msg(busiest <= events && busiest * (uint64_t)parts >= events,
+                  "busiest parts' events %llu out of [%llu / %d, %llu]", (unsigned long long)busiest,
+                  (unsigned long long)events, parts, (unsigned long long)events);
     return slices > 0;
 }
 
