@@ -97,11 +97,11 @@ void avi_engine_set_stop_flag(avi_engine *engine, volatile sig_atomic_t *flag);
 
 /* Processes that run one simulation together (MPI ranks: avi-mpi). Each
  * builds the same model and engine and runs the same event loop; the
- * events at one time (time slices) are cut into `size` parts, member
- * `rank` runs its part, and `allgather` then gives every member the
- * others' results, so that after each slice every member holds the state
- * of the serial engine, bit for bit; the rest of the run is the same on
- * every member. A stop is agreed (`any`) at fixed points of the loop, so
+ * events at one time (time slices) are cut into parts, each member runs
+ * its own, and the exchanges (`allgather`, `alltoallv`) give every member
+ * what it needs of the others' results, so that, wherever the loop reads
+ * beyond a slice, every member holds the state of the serial engine, bit
+ * for bit; the rest of the run is the same on every member. A stop is agreed (`any`) at fixed points of the loop, so
  * that every member stops at the same time boundary. */
 typedef struct {
     int rank, size; /* 0 <= rank < size */
@@ -111,6 +111,11 @@ typedef struct {
     int (*allgather)(void *ctx, const void *send, void *recv, const size_t *counts);
     /* 1 when the flag is non-zero on any member, else 0; -1 on failure. */
     int (*any)(void *ctx, int flag);
+    /* Sends send_counts[s] bytes to each member s (send holds the blocks in
+     * member order) and receives recv_counts[q] bytes from each member q
+     * into recv (blocks in member order); a member's own counts are 0.
+     * 0, or -1 on failure. */
+    int (*alltoallv)(void *ctx, const void *send, const size_t *send_counts, void *recv, const size_t *recv_counts);
 } avi_ranks;
 /* Every engine created after this call in this process runs as member of
  * `ranks` (copied; NULL: alone, the default). */

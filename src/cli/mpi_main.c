@@ -25,7 +25,7 @@ int avi_cli_main(int argc, char **argv); /* src/cli/main.c, built as avi_cli_mai
 
 /* This rank's collectives and their bytes (--exchange-stats). */
 typedef struct {
-    unsigned long long gathers, agreements, bytes_out, bytes_in;
+    unsigned long long gathers, alltoalls, agreements, bytes_out, bytes_in;
 } exchange_stats;
 
 static int gather(void *ctx, const void *send, void *recv, const size_t *counts)
@@ -53,6 +53,36 @@ static int gather(void *ctx, const void *send, void *recv, const size_t *counts)
     st->bytes_in += off - counts[rank];
     free(cnt);
     return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int alltoallv(void *ctx, const void *send, const size_t *send_counts, void *recv, const size_t *recv_counts)
+{
+    exchange_stats *st = ctx;
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int *v = malloc(4 * (size_t)size * sizeof *v);
+    if (!v) return -1;
+    int *sc = v, *sd = v + size, *rc = v + 2 * size, *rd = v + 3 * size;
+    size_t so = 0, ro = 0;
+    for (int r = 0; r < size; r++) {
+        if (send_counts[r] > (size_t)2147483647 || recv_counts[r] > (size_t)2147483647 || so > (size_t)2147483647 ||
+            ro > (size_t)2147483647) {
+            free(v);
+            return -1;
+        }
+        sc[r] = (int)send_counts[r];
+        sd[r] = (int)so;
+        rc[r] = (int)recv_counts[r];
+        rd[r] = (int)ro;
+        so += send_counts[r];
+        ro += recv_counts[r];
+    }
+    int ok = MPI_Alltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS;
+    st->alltoalls++;
+    st->bytes_out += so;
+    st->bytes_in += ro;
+    free(v);
+    return ok ? 0 : -1;
 }
 
 static int any(void *ctx, int flag)
@@ -106,8 +136,8 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    exchange_stats st = {0, 0, 0, 0};
-    avi_ranks ranks = {rank, size, &st, gather, any};
+    exchange_stats st = {0, 0, 0, 0, 0};
+    avi_ranks ranks = {rank, size, &st, gather, any, alltoallv};
     avi_set_ranks(&ranks);
     char **args = calloc((size_t)argc + 3, sizeof *args);
     char dir[4096] = "", out[4200] = "";
@@ -162,14 +192,14 @@ int main(int argc, char **argv)
     if (stats) {
         /* Every rank's counts, printed by rank 0 (the others' stderr is
          * closed): the inputs of a latency-bandwidth model. */
-        unsigned long long mine[4] = {st.gathers, st.agreements, st.bytes_out, st.bytes_in};
-        unsigned long long *all = rank == 0 ? calloc(4 * (size_t)size, sizeof *all) : NULL;
-        if (MPI_Gather(mine, 4, MPI_UNSIGNED_LONG_LONG, all, 4, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) ==
+        unsigned long long mine[5] = {st.gathers, st.alltoalls, st.agreements, st.bytes_out, st.bytes_in};
+        unsigned long long *all = rank == 0 ? calloc(5 * (size_t)size, sizeof *all) : NULL;
+        if (MPI_Gather(mine, 5, MPI_UNSIGNED_LONG_LONG, all, 5, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) ==
                 MPI_SUCCESS && all)
             for (int r = 0; r < size; r++)
-                fprintf(stderr, "avi-mpi: rank %d: %llu exchanges (allgather), %llu stop agreements (allreduce), "
-                                "%llu bytes sent, %llu received\n",
-                        r, all[4 * r], all[4 * r + 1], all[4 * r + 2], all[4 * r + 3]);
+                fprintf(stderr, "avi-mpi: rank %d: %llu exchanges (allgather), %llu to neighbours (alltoallv), "
+                                "%llu agreements (allreduce), %llu bytes sent, %llu received\n",
+                        r, all[5 * r], all[5 * r + 1], all[5 * r + 2], all[5 * r + 3], all[5 * r + 4]);
         free(all);
     }
     free(args);

@@ -62,6 +62,7 @@ struct avi_slice_par {
     size_t *ndirty, *dirty_cap;
     uint32_t *stamp, epoch;
     int stale;
+    uint64_t *holders;   /* with ranks, by seam record: bit r when a part of rank r touches it */
     uint64_t exchanges, syncs, fetches, bytes_out, bytes_in; /* with ranks: this member's */
     uint64_t slices, events, kept, undone;
     uint64_t busiest; /* over slices: the events of the part with the most */
@@ -115,6 +116,7 @@ void avi_slice_free(avi_engine *e)
     free(sp->ndirty);
     free(sp->dirty_cap);
     free(sp->stamp);
+    free(sp->holders);
     free(sp->pvert);
     free(sp->vstart);
     free(sp);
@@ -308,15 +310,27 @@ static int group_lists(const avi_clock_groups *g, struct avi_slice_par *sp)
     return 0;
 }
 
-/* With ranks: the parts' dirty lists, empty, and the records' stamps. */
-static int dirty_lists(const avi_model *m, struct avi_slice_par *sp)
+/* With ranks: the parts' dirty lists, empty, the records' stamps, and
+ * each seam record's holders (the ranks whose parts touch it). */
+static int dirty_lists(const avi_model *m, const avi_clock_groups *g, struct avi_slice_par *sp)
 {
+    size_t nrec = avi_model_record_count(m);
     sp->dirty = calloc((size_t)sp->nparts, sizeof *sp->dirty);
     sp->ndirty = calloc((size_t)sp->nparts, sizeof *sp->ndirty);
     sp->dirty_cap = calloc((size_t)sp->nparts, sizeof *sp->dirty_cap);
-    sp->stamp = calloc(avi_model_record_count(m) + 1, sizeof *sp->stamp);
+    sp->stamp = calloc(nrec + 1, sizeof *sp->stamp);
+    sp->holders = calloc(nrec + 1, sizeof *sp->holders);
     sp->epoch = 1;
-    return sp->dirty && sp->ndirty && sp->dirty_cap && sp->stamp ? 0 : -1;
+    if (!sp->dirty || !sp->ndirty || !sp->dirty_cap || !sp->stamp || !sp->holders) return -1;
+    for (unsigned k = 0; k < AVI_MODEL_KINDS; k++)
+        for (size_t i = 0, c = avi_model_potential_count(m, (avi_kind)k); i < c; i++) {
+            uint8_t part = sp->part_of[g->offset[k] + i];
+            if (part == UNSCHEDULED) continue;
+            const uint32_t *st = avi_kind_stencil(k, avi_kind_record(m, k, i));
+            for (int a = 0, ns = avi_kind_slots(k); a < ns; a++)
+                if (sp->owner[st[a]] == SEAM) sp->holders[st[a]] |= 1ull << (part / sp->tpr);
+        }
+    return 0;
 }
 
 /* The parts of the engine's pool (one per thread; chaos: 1 to 8). NULL
@@ -350,7 +364,7 @@ static struct avi_slice_par *build_parts(const avi_engine *e)
     size_t npot = g->npotential;
     if (!(sp->part_of = calloc(npot + 1, 1)) || !(sp->seam_mask = calloc(npot + 1, sizeof *sp->seam_mask)) ||
         !(sp->part = calloc((size_t)sp->nparts, sizeof *sp->part)) || assign_parts(m, g, sp, chaos) ||
-        mark_seam(m, g, sp) || group_lists(g, sp) || (e->ranks && dirty_lists(m, sp))) {
+        mark_seam(m, g, sp) || group_lists(g, sp) || (e->ranks && dirty_lists(m, g, sp))) {
         struct avi_engine *me = (struct avi_engine *)e; /* avi_slice_free takes it from the engine */
         me->slice = sp;
         avi_slice_free(me);
@@ -745,37 +759,47 @@ typedef struct {
     int32_t finite, fast;
 } ranks_head;
 
+/* Record r onto part q's dirty list, once between syncs. 0, or -1 when
+ * out of memory. */
+static inline int dirty_add(struct avi_slice_par *sp, size_t q, uint32_t r)
+{
+    if (sp->stamp[r] == sp->epoch) return 0;
+    if (AVI_GROW(sp->dirty[q], sp->dirty_cap[q], sp->ndirty[q] + 1, 1024)) return -1;
+    sp->stamp[r] = sp->epoch;
+    sp->dirty[q][sp->ndirty[q]++] = r;
+    return 0;
+}
+
 /* Part q's own records of the slice (its parts of the groups' record
  * lists, then the single clocks' slots outside the seam) onto its dirty
- * list, each once between syncs: every member computes the same lists.
- * 0, or -1 when out of memory. */
+ * list; q == nparts: the slice's seam records, each onto its seam owner's
+ * list (a rank that holds it). Every member computes the same lists. 0, or
+ * -1 when out of memory. */
 static int mark_dirty(const slice_job *j, size_t q)
 {
     struct avi_slice_par *sp = j->sp;
     const avi_clock_groups *g = &j->e->groups;
     const size_t P = (size_t)sp->nparts;
-#define MARK(r)                                                                                                        \
-    do {                                                                                                               \
-        uint32_t r_ = (r);                                                                                             \
-        if (sp->stamp[r_] == sp->epoch) break;                                                                         \
-        if (AVI_GROW(sp->dirty[q], sp->dirty_cap[q], sp->ndirty[q] + 1, 1024)) return -1;                             \
-        sp->stamp[r_] = sp->epoch;                                                                                     \
-        sp->dirty[q][sp->ndirty[q]++] = r_;                                                                            \
-    } while (0)
     for (size_t a = 0; a < j->k; a++) {
         const avi_event *x = &j->ev[a];
         if (x->n & AVI_GROUP_CURSOR) {
-            const uint32_t *vs = sp->vstart + (size_t)avi_group_of(g, x->id) * (P + 1);
-            for (uint32_t r = vs[q]; r < vs[q + 1]; r++) MARK(sp->pvert[r]);
-        } else if (sp->part_of[potential_number(g, x->id)] == q) {
+            uint32_t gi = avi_group_of(g, x->id);
+            if (q == P) {
+                for (uint32_t r = sp->seam_start[gi]; r < sp->seam_start[gi + 1]; r++)
+                    if (dirty_add(sp, sp->seam_owner[sp->seam[r]], sp->seam[r])) return -1;
+                continue;
+            }
+            const uint32_t *vs = sp->vstart + (size_t)gi * (P + 1);
+            for (uint32_t r = vs[q]; r < vs[q + 1]; r++)
+                if (dirty_add(sp, q, sp->pvert[r])) return -1;
+        } else if (q == P || sp->part_of[potential_number(g, x->id)] == q) {
             unsigned mask = sp->seam_mask[potential_number(g, x->id)];
-            const uint32_t *s;
-            int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &s);
+            const uint32_t *st;
+            int ns = avi_model_stencil(j->e->model, (avi_kind)(x->id >> AVI_ID_KIND_SHIFT), x->id & AVI_ID_INDEX_MASK, &st);
             for (int c = 0; c < ns; c++)
-                if (!(mask >> c & 1)) MARK(s[c]);
+                if ((q == P) == (mask >> c & 1) && dirty_add(sp, q == P ? sp->seam_owner[st[c]] : q, st[c])) return -1;
         }
     }
-#undef MARK
     return 0;
 }
 
@@ -800,14 +824,16 @@ static void run_rank_parts(void *ctx, size_t kb, size_t ke, int worker)
     run_part(ctx, j->part0 + kb, j->part0 + ke, worker);
 }
 
-/* A slice on ranks: this member's parts (one a thread), then one exchange
- * of every part's counts, flags and kept kicks; every member applies every
- * kept kick in member id order, so that the seam's records are the serial ones
- * on all. A part's own records change only on the member that runs it:
- * they join its dirty list, and the others take them at the next sync
- * (avi_slice_sync), not after every slice. With contact, a kick past the
- * speed cap anywhere (the flags, then the seam's kicks, the same on every
- * member) undoes the slice on every member. */
+/* A slice on ranks: this member's parts (one a thread); an exchange of
+ * every part's counts, flags and, by rank, how many kept kicks it sends
+ * there; then each kept kick goes to the ranks that hold its record (a
+ * part of theirs touches it), and every rank applies the kicks on the seam
+ * records it holds in member id order, as the serial loop would. A part's
+ * own records change only on its rank, and a seam record only on its
+ * holders: both join a dirty list (the seam's its seam owner's), and the
+ * other ranks take them at the next sync (avi_slice_sync) or fetch. With
+ * contact, a kick past the speed cap anywhere (the flags, then the seam's
+ * kicks, agreed) undoes the slice on every member. */
 static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
 {
     avi_engine *e = j->e;
@@ -817,32 +843,33 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
     avi_vertex *V = e->model->vert;
     j->part0 = p0;
     avi_pool_for(e->pool, T, 1, run_rank_parts, j);
-    /* Each part's block: its head and kept kicks; a rank sends its parts'. */
-    size_t bytes[AVI_SLICE_PARTS_MAX], kicks[AVI_SLICE_PARTS_MAX], rbytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
-    for (size_t q = 0; q < P; q++) {
-        kicks[q] = sp->part[q].kept;
-        bytes[q] = align8(sizeof(ranks_head) + kicks[q] * sizeof(seam_kick));
-        rbytes[q / T] += bytes[q];
-        total += bytes[q];
-    }
-    char *recv = exchange_buffer(sp, total + rbytes[me]), *send = recv + total;
-    if (!recv) return -1;
-    for (size_t q = p0, off = 0; q < p0 + T; off += bytes[q], q++) {
+    /* Heads: counts, flags and kicks sent to each rank, by part. */
+    static _Thread_local uint32_t sends[AVI_SLICE_PARTS_MAX][AVI_SLICE_PARTS_MAX]; /* part, rank */
+    const size_t head = align8(sizeof(ranks_head) + R * sizeof(uint32_t));
+    size_t hb[AVI_SLICE_PARTS_MAX];
+    for (size_t r = 0; r < R; r++) hb[r] = T * head;
+    char *hbuf = exchange_buffer(sp, (P + T) * head);
+    if (!hbuf) return -1;
+    for (size_t q = p0; q < p0 + T; q++) {
         const slice_part *part = &sp->part[q];
-        ranks_head h = {{0}, part->finite, part->fast};
-        memcpy(h.counts, part->counts, sizeof h.counts);
-        memcpy(send + off, &h, sizeof h);
-        memcpy(send + off + sizeof h, part->kick, part->n * sizeof(seam_kick));
+        char *h = hbuf + P * head + (q - p0) * head;
+        ranks_head rh = {{0}, part->finite, part->fast};
+        memcpy(rh.counts, part->counts, sizeof rh.counts);
+        uint32_t to[AVI_SLICE_PARTS_MAX] = {0};
+        for (size_t a = 0; a < part->n; a++) {
+            uint64_t hold = sp->holders[part->kick[a].rec] & ~(1ull << me);
+            for (; hold; hold &= hold - 1) to[__builtin_ctzll(hold)]++;
+        }
+        memcpy(h, &rh, sizeof rh);
+        memcpy(h + sizeof rh, to, R * sizeof *to);
     }
-    if (e->ranks->allgather(e->ranks->ctx, send, recv, rbytes)) return -2;
-    /* Flags and counts of every part. */
-    char *at[AVI_SLICE_PARTS_MAX];
+    if (e->ranks->allgather(e->ranks->ctx, hbuf + P * head, hbuf, hb)) return -2;
     int finite = 1, fast = 0;
-    uint64_t sum[AVI_KIND_COUNT] = {0}, busiest = 0;
-    for (size_t q = 0, off = 0; q < P; off += bytes[q], q++) {
-        at[q] = recv + off;
+    uint64_t sum[AVI_KIND_COUNT] = {0}, busiest = 0, kept = 0;
+    for (size_t q = 0; q < P; q++) {
         ranks_head hq;
-        memcpy(&hq, at[q], sizeof hq);
+        memcpy(&hq, hbuf + q * head, sizeof hq);
+        memcpy(sends[q], hbuf + q * head + sizeof hq, R * sizeof(uint32_t));
         finite &= hq.finite != 0;
         fast |= hq.fast != 0;
         uint64_t np = 0;
@@ -853,36 +880,78 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
         if (np > busiest) busiest = np;
     }
     if (j->vcap2 < INFINITY && (fast || !finite)) return undo_slice(j, p0, p0 + T);
-    /* The seam's kicks, every part's list in id order, merged. */
+    /* The kicks to their holders: blocks by rank, then by part, in list order. */
+    size_t sb[AVI_SLICE_PARTS_MAX] = {0}, rb[AVI_SLICE_PARTS_MAX] = {0}, sent = 0, got = 0;
+    for (size_t r = 0; r < R; r++)
+        for (size_t t = 0; t < T; t++) {
+            sb[r] += sends[p0 + t][r] * sizeof(seam_kick);
+            rb[r] += r == me ? 0 : sends[r * T + t][me] * sizeof(seam_kick);
+        }
+    for (size_t r = 0; r < R; r++) {
+        sent += sb[r];
+        got += rb[r];
+    }
+    char *kbuf = exchange_buffer(sp, sent + got);
+    if (!kbuf) return -1;
+    seam_kick *out = (seam_kick *)kbuf;
+    size_t at[AVI_SLICE_PARTS_MAX][AVI_SLICE_PARTS_MAX]; /* rank, my part t: next slot */
+    for (size_t r = 0, o = 0; r < R; r++)
+        for (size_t t = 0; t < T; t++) {
+            at[r][t] = o;
+            o += sends[p0 + t][r];
+        }
+    for (size_t t = 0; t < T; t++) {
+        const slice_part *part = &sp->part[p0 + t];
+        for (size_t a = 0; a < part->n; a++) {
+            uint64_t hold = sp->holders[part->kick[a].rec] & ~(1ull << me);
+            for (; hold; hold &= hold - 1) out[at[__builtin_ctzll(hold)][t]++] = part->kick[a];
+        }
+    }
+    if (e->ranks->alltoallv(e->ranks->ctx, kbuf, sb, kbuf + sent, rb)) return -2;
+    /* Every part's list of kicks on records this rank holds, merged in id order. */
     const seam_kick *list[AVI_SLICE_PARTS_MAX];
-    size_t pos[AVI_SLICE_PARTS_MAX] = {0};
-    for (size_t q = 0; q < P; q++) list[q] = (const seam_kick *)(at[q] + sizeof(ranks_head));
+    size_t pos[AVI_SLICE_PARTS_MAX] = {0}, len[AVI_SLICE_PARTS_MAX];
+    const seam_kick *in = (const seam_kick *)(kbuf + sent);
+    for (size_t q = 0; q < P; q++) {
+        if (q / T == me) {
+            list[q] = sp->part[q].kick;
+            len[q] = sp->part[q].n;
+        } else {
+            list[q] = in;
+            len[q] = sends[q][me];
+            in += len[q];
+        }
+        kept += sp->part[q].kept;
+    }
+    int fast_here = 0;
     for (;;) {
         size_t best = SIZE_MAX;
         uint32_t id = UINT32_MAX;
         for (size_t q = 0; q < P; q++)
-            if (pos[q] < kicks[q] && (best == SIZE_MAX || list[q][pos[q]].id < id)) {
+            if (pos[q] < len[q] && (best == SIZE_MAX || list[q][pos[q]].id < id)) {
                 best = q;
                 id = list[q][pos[q]].id;
             }
         if (best == SIZE_MAX) break;
-        for (; pos[best] < kicks[best] && list[best][pos[best]].id == id; pos[best]++) {
+        for (; pos[best] < len[best] && list[best][pos[best]].id == id; pos[best]++) {
             const seam_kick *sk = &list[best][pos[best]];
             kick_one(&V[sk->rec], sk->w, sk->g);
-            if (sk->rec < e->model->nv && v3_dot(V[sk->rec].v, V[sk->rec].v) > j->vcap2) fast = 1;
+            if (sk->rec < e->model->nv && v3_dot(V[sk->rec].v, V[sk->rec].v) > j->vcap2) fast_here = 1;
         }
     }
-    if (j->vcap2 < INFINITY && fast) { /* the seam's records are in the copies */
-        return undo_slice(j, p0, p0 + T);
+    if (j->vcap2 < INFINITY) { /* the seam's records are in the copies */
+        int f = e->ranks->any(e->ranks->ctx, fast_here);
+        if (f < 0) return -2;
+        if (f) return undo_slice(j, p0, p0 + T);
     }
     if (R > 1) {
-        for (size_t q = 0; q < P; q++)
+        for (size_t q = 0; q <= P; q++)
             if (mark_dirty(j, q)) return -1;
         sp->stale = 1;
     }
     sp->exchanges++;
-    sp->bytes_out += rbytes[me];
-    sp->bytes_in += total - rbytes[me];
+    sp->bytes_out += T * head + sent;
+    sp->bytes_in += (P - T) * head + got;
     if (!finite) {
         int rc = avi_slice_sync(e); /* the check reads every record */
         return rc ? rc : slice_blow_up(e, j->ev, j->k, counts, blown);
@@ -892,11 +961,18 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
         counts[c] += sum[c];
         n += sum[c];
     }
-    for (size_t q = 0; q < P; q++) sp->kept += kicks[q];
+    sp->kept += kept;
     sp->slices++;
     sp->events += n;
     sp->busiest += busiest;
     return 0;
+}
+
+/* With ranks: the rank that sends record r at a sync or fetch, its
+ * part's, or for a seam record its seam owner's (one that holds it). */
+static inline size_t source_rank(const struct avi_slice_par *sp, uint32_t r)
+{
+    return (size_t)(sp->owner[r] == SEAM ? sp->seam_owner[r] : sp->owner[r]) / (size_t)sp->tpr;
 }
 
 int avi_slice_sync(avi_engine *e)
@@ -937,12 +1013,12 @@ int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
 {
     struct avi_slice_par *sp = e->slice;
     if (!sp || !sp->stale) return 0;
-    const size_t R = (size_t)e->ranks->size, T = (size_t)sp->tpr, me = (size_t)e->ranks->rank;
+    const size_t R = (size_t)e->ranks->size, me = (size_t)e->ranks->rank;
     avi_vertex *V = e->model->vert;
     /* Rank by rank, each sends its parts' dirty records among rec, in rec order. */
     size_t rbytes[AVI_SLICE_PARTS_MAX] = {0}, total = 0;
     for (size_t a = 0; a < n; a++)
-        if (sp->stamp[rec[a]] == sp->epoch) rbytes[sp->owner[rec[a]] / T] += sizeof(avi_vertex);
+        if (sp->stamp[rec[a]] == sp->epoch) rbytes[source_rank(sp, rec[a])] += sizeof(avi_vertex);
     for (size_t r = 0; r < R; r++) total += rbytes[r];
     if (total == 0) return 0;
     char *recv = exchange_buffer(sp, total + rbytes[me]), *send = recv + total;
@@ -953,7 +1029,7 @@ int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
         off += rbytes[r];
     }
     for (size_t a = 0, k = 0; a < n; a++)
-        if (sp->stamp[rec[a]] == sp->epoch && sp->owner[rec[a]] / T == me)
+        if (sp->stamp[rec[a]] == sp->epoch && source_rank(sp, rec[a]) == me)
             memcpy(send + k++ * sizeof(avi_vertex), &V[rec[a]], sizeof(avi_vertex));
     if (e->ranks->allgather(e->ranks->ctx, send, recv, rbytes)) return -2;
     /* Current on every member now: unstamped, so that no later event
@@ -962,7 +1038,7 @@ int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
     for (size_t a = 0; a < n; a++) {
         uint32_t r = rec[a];
         if (sp->stamp[r] != sp->epoch) continue;
-        size_t q = sp->owner[r] / T;
+        size_t q = source_rank(sp, r);
         if (q != me) memcpy(&V[r], recv + at[q], sizeof(avi_vertex));
         at[q] += sizeof(avi_vertex);
         sp->stamp[r] = 0;

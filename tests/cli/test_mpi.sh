@@ -36,7 +36,7 @@ for scene in bar sheet sphere-plate two-spheres; do
     same "$work/$scene.h5" "$out" "$scene on $np ranks"
     if [ "$scene" = sheet ]; then # one line a rank, each with exchanges and bytes
       for r in $(seq 0 $((np - 1))); do
-        grep -Eq "^avi-mpi: rank $r: [1-9][0-9]* exchanges \(allgather\), [0-9]+ stop agreements \(allreduce\), [1-9][0-9]* bytes sent, [1-9][0-9]* received$" "$work/log" \
+        grep -Eq "^avi-mpi: rank $r: [1-9][0-9]* exchanges \(allgather\), [1-9][0-9]* to neighbours \(alltoallv\), [0-9]+ agreements \(allreduce\), [1-9][0-9]* bytes sent, [1-9][0-9]* received$" "$work/log" \
           || { echo "--exchange-stats: no line for rank $r: $(cat "$work/log")"; bad=$((bad + 1)); }
       done
     fi
