@@ -5,7 +5,8 @@
 # on one process; SIGTERM to mpirun (interrupted, resumed on 3 ranks); a
 # rank killed with SIGKILL (the file readable, resumed by avi); bad input
 # refused once, exit 2; rank 0's file valid for tools/validate_h5.py;
-# --exchange-stats prints a line for every rank; ranks with 2 threads each.
+# --exchange-stats prints a line for every rank; ranks with 2 threads each;
+# a 1000 m/s impact on 3 ranks x 2 threads.
 # Skipped without avi-mpi or mpirun (make mpi builds it where Open MPI is).
 set -u
 MPI_BIN=${AVI_MPI_BIN:-$ROOT/build/avi-mpi}
@@ -49,6 +50,14 @@ for scene in bar sphere-plate; do
     || { echo "$scene on 2 ranks x 2 threads failed: $(tail -3 "$work/log")"; bad=$((bad + 1)); continue; }
   same "$work/$scene.h5" "$out" "$scene on 2 ranks x 2 threads"
 done
+# A 1000 m/s impact (speed triggers, deep layers) on 3 ranks x 2 threads.
+FAST=(--set time.end=6e-5 --set "bodies.sphere.velocity=[0,0,-1000]")
+"$AVI" run sphere-plate "${FAST[@]}" -o "$work/fast.h5" --quiet || { echo "1000 m/s: serial run failed"; bad=$((bad + 1)); }
+if timeout 300 "${MPIRUN[@]}" -np 3 "$MPI_BIN" run sphere-plate "${FAST[@]}" --threads 2 -o "$work/fast.3x2.h5" --quiet > "$work/log" 2>&1; then
+  same "$work/fast.h5" "$work/fast.3x2.h5" "sphere-plate at 1000 m/s on 3 ranks x 2 threads"
+else
+  echo "1000 m/s on 3 ranks x 2 threads failed: $(tail -3 "$work/log")"; bad=$((bad + 1))
+fi
 "$PYTHON" "$ROOT/tools/validate_h5.py" "$work/sphere-plate.2.h5" > /dev/null || { echo "validate_h5: sphere-plate on 2 ranks"; bad=$((bad + 1)); }
 [ -e "$work/two-spheres.4.xmf" ] || { echo "no XDMF beside the 4-rank output"; bad=$((bad + 1)); }
 ls "$work" | grep -q '^avi-mpi-' && { echo "a rank's private directory was left behind"; bad=$((bad + 1)); }
