@@ -122,7 +122,7 @@ SAN_UNIT := $(UNIT_SRC:tests/unit/%.c=$(SAN)/tests/%)
 # for make test's budget; a test that gets that light joins TSAN_TESTS.
 TSAN      := $(B)-tsan
 TSAN_FLAGS:= -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS:= test_pool test_group_tick
+TSAN_TESTS:= test_pool test_group_tick test_ranks
 TSAN_LONG_TESTS := test_event_rounds test_model_pass test_contact_parallel
 tsan_unit = $(addprefix $(TSAN)/tests/,$(filter $(1),$(UNIT_SRC:tests/unit/%.c=%)))
 TSAN_UNIT := $(call tsan_unit,$(TSAN_TESTS))
