@@ -811,14 +811,17 @@ __attribute__((cold, noinline)) static int manager_stalled(avi_engine *e, const 
 
 int avi_engine_advance(avi_engine *e, double t_stop) { return e->stepper->advance(e, t_stop); }
 
-/* With ranks: every record current on this member, before the loop reads
- * beyond a slice (core/time_slice.h, avi_slice_sync). */
-static int sync_records(avi_engine *e)
+/* An exchange's status (core/time_slice.h: 0, -1 out of memory, -2 the
+ * exchange failed) as the engine's. */
+static int exchange_status(avi_engine *e, int rc)
 {
-    int rc = avi_slice_sync(e);
     if (rc == 0) return AVI_OK;
     return engine_fail(e, AVI_ERR_RUN, rc == -2 ? "the exchange between ranks failed" : "out of memory");
 }
+
+/* With ranks: every record current on this member, before the loop reads
+ * beyond a slice (core/time_slice.h, avi_slice_sync). */
+static int sync_records(avi_engine *e) { return exchange_status(e, avi_slice_sync(e)); }
 
 /* With ranks: the records the serial loop's next event reads, current on
  * every member. A group tick reads its group's records, a single clock
@@ -841,9 +844,7 @@ static int serial_records(avi_engine *e, avi_event ev)
     } else {
         return sync_records(e);
     }
-    int rc = avi_slice_fetch(e, rec, n);
-    if (rc == 0) return AVI_OK;
-    return engine_fail(e, AVI_ERR_RUN, rc == -2 ? "the exchange between ranks failed" : "out of memory");
+    return exchange_status(e, avi_slice_fetch(e, rec, n));
 }
 
 static int events_advance(avi_engine *e, double t_stop)
