@@ -63,7 +63,6 @@ struct avi_slice_par {
     uint32_t *stamp, epoch;
     int stale;
     uint64_t *holders;   /* with ranks, by seam record: bit r when a part of rank r touches it */
-    uint64_t exchanges, syncs, fetches, bytes_out, bytes_in; /* with ranks: this member's */
     uint64_t slices, events, kept, undone;
     uint64_t busiest; /* over slices: the events of the part with the most */
 };
@@ -949,9 +948,6 @@ static int ranks_slice(slice_job *j, uint64_t *counts, uint32_t *blown)
             if (mark_dirty(j, q)) return -1;
         sp->stale = 1;
     }
-    sp->exchanges++;
-    sp->bytes_out += T * head + sent;
-    sp->bytes_in += (P - T) * head + got;
     if (!finite) {
         int rc = avi_slice_sync(e); /* the check reads every record */
         return rc ? rc : slice_blow_up(e, j->ev, j->k, counts, blown);
@@ -1003,9 +999,6 @@ int avi_slice_sync(avi_engine *e)
         sp->epoch = 1;
     }
     sp->stale = 0;
-    sp->syncs++;
-    sp->bytes_out += rbytes[me];
-    sp->bytes_in += total - rbytes[me];
     return 0;
 }
 
@@ -1043,21 +1036,9 @@ int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n)
         at[q] += sizeof(avi_vertex);
         sp->stamp[r] = 0;
     }
-    sp->fetches++;
-    sp->bytes_out += rbytes[me];
-    sp->bytes_in += total - rbytes[me];
     return 0;
 }
 
-void avi_slice_exchange_stats(const avi_engine *e, uint64_t *exchanges, uint64_t *syncs, uint64_t *bytes_out,
-                              uint64_t *bytes_in)
-{
-    const struct avi_slice_par *sp = e->slice;
-    *exchanges = sp ? sp->exchanges : 0;
-    *syncs = sp ? sp->syncs : 0;
-    *bytes_out = sp ? sp->bytes_out : 0;
-    *bytes_in = sp ? sp->bytes_in : 0;
-}
 
 int avi_slice_run(avi_engine *e, const avi_event *ev, size_t k, double t, uint64_t *counts, uint32_t *blown)
 {

@@ -93,10 +93,6 @@ int avi_slice_sync(avi_engine *e);
  * the serial loop's next event. 0, -1 when out of memory, -2 when the
  * exchange failed. */
 int avi_slice_fetch(avi_engine *e, const uint32_t *rec, size_t n);
-/* With ranks, this member's: slice exchanges, syncs, bytes sent and
- * received (both). */
-void avi_slice_exchange_stats(const avi_engine *e, uint64_t *exchanges, uint64_t *syncs, uint64_t *bytes_out,
-                              uint64_t *bytes_in);
 
 /* Frees the parts (the engine's destroy, and a new thread count). */
 void avi_slice_free(avi_engine *e);

@@ -47,4 +47,18 @@ static inline void scene_run_close(scene_run *r)
     avi_scene_free(&r->s);
 }
 
+/* b holds a's records, event counts and time, bit for bit. */
+static inline void scene_run_same(const scene_run *a, const scene_run *b, const char *ctx)
+{
+    size_t n = avi_model_record_count(a->m);
+    ck_assert_uint_eq(n, avi_model_record_count(b->m));
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(memcmp(&a->m->vert[i], &b->m->vert[i], sizeof a->m->vert[i]) == 0, "%s: record %zu differs", ctx,
+                      i);
+    for (int k = 0; k < AVI_KIND_COUNT; k++)
+        ck_assert_msg(avi_engine_event_count(a->e, (avi_kind)k) == avi_engine_event_count(b->e, (avi_kind)k),
+                      "%s: %s events differ", ctx, avi_kind_name((avi_kind)k));
+    ck_assert_msg(memcmp(&a->e->time, &b->e->time, sizeof a->e->time) == 0, "%s: time differs", ctx);
+}
+
 #endif

@@ -23,19 +23,6 @@ static void run_open(scene_run *r, const char *scene, const char *const *ov, siz
     r->e->drift_all_max = UINT32_MAX;
 }
 
-static void same(const scene_run *a, const scene_run *b, const char *ctx)
-{
-    size_t n = avi_model_record_count(a->m);
-    ck_assert_uint_eq(n, avi_model_record_count(b->m));
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(memcmp(&a->m->vert[i], &b->m->vert[i], sizeof a->m->vert[i]) == 0, "%s: record %zu differs", ctx,
-                      i);
-    for (int k = 0; k < AVI_KIND_COUNT; k++)
-        ck_assert_msg(avi_engine_event_count(a->e, (avi_kind)k) == avi_engine_event_count(b->e, (avi_kind)k),
-                      "%s: %s events differ", ctx, avi_kind_name((avi_kind)k));
-    ck_assert_msg(memcmp(&a->e->time, &b->e->time, sizeof a->e->time) == 0, "%s: time differs", ctx);
-}
-
 /* Whether any slice ran on the pool; and the busiest parts' events
  * between a slice's share (events / threads) and all of its events. */
 static int ran_parallel(const scene_run *r)
@@ -68,7 +55,7 @@ static void compare(const char *scene, const char *const *ov, size_t nov, const 
             for (int s = 0; s < nstops; s++) ck_assert_int_eq(avi_engine_advance(r.e, stops[s]), AVI_OK);
             char ctx[128];
             snprintf(ctx, sizeof ctx, "%s, %d threads, seed %s", scene, threads[ti], seeds[si] ? seeds[si] : "none");
-            same(&ref, &r, ctx);
+            scene_run_same(&ref, &r, ctx);
             if (want_parallel) ck_assert_msg(ran_parallel(&r), "%s: no slice ran in parallel", ctx);
             scene_run_close(&r);
         }
@@ -122,7 +109,7 @@ START_TEST(test_jittered_bar_chaos)
         scene_run r;
         run_open(&r, "bar", jitter_ov, 5, 3, s);
         ck_assert_int_eq(avi_engine_advance(r.e, 0.01), AVI_OK);
-        same(&ref, &r, ctx);
+        scene_run_same(&ref, &r, ctx);
         scene_run_close(&r);
     }
     scene_run_close(&ref);
@@ -144,7 +131,7 @@ START_TEST(test_contact_slices_undone)
         run_open(&b, "sphere-plate", ov, 1, threads, NULL);
         scene_run *both[] = {&a, &b};
         for (int x = 0; x < 2; x++) ck_assert_int_eq(avi_engine_advance(both[x]->e, 2e-5), AVI_OK);
-        same(&a, &b, "sphere-plate to 2e-5");
+        scene_run_same(&a, &b, "sphere-plate to 2e-5");
         uint64_t slices, events, seam;
         avi_slice_stats(b.e, &slices, &events, &seam);
         ck_assert_uint_gt(slices, 0);
@@ -156,10 +143,10 @@ START_TEST(test_contact_slices_undone)
                 ck_assert_int_eq(avi_engine_advance(both[x]->e, t), AVI_OK);
             }
         }
-        same(&a, &b, "sphere-plate, speed cap 0");
+        scene_run_same(&a, &b, "sphere-plate, speed cap 0");
         ck_assert_uint_ge(avi_slice_undone(b.e), 3);
         for (int x = 0; x < 2; x++) ck_assert_int_eq(avi_engine_advance(both[x]->e, t + 1e-5), AVI_OK);
-        same(&a, &b, "sphere-plate after the cap was set again");
+        scene_run_same(&a, &b, "sphere-plate after the cap was set again");
         scene_run_close(&a);
         scene_run_close(&b);
     }
@@ -234,10 +221,10 @@ START_TEST(test_negative_zero)
          * by 0 v turns -0.0 into +0.0; the next drift (x + h v, h > 0) hides it. */
         ck_assert_int_eq(avi_engine_advance(a.e, 1e-9), AVI_OK);
         ck_assert_int_eq(avi_engine_advance(b.e, 1e-9), AVI_OK);
-        same(&a, &b, member_drift ? "-0.0 at t = 0, member drift" : "-0.0 at t = 0");
+        scene_run_same(&a, &b, member_drift ? "-0.0 at t = 0, member drift" : "-0.0 at t = 0");
         ck_assert_int_eq(avi_engine_advance(a.e, 0.02), AVI_OK);
         ck_assert_int_eq(avi_engine_advance(b.e, 0.02), AVI_OK);
-        same(&a, &b, member_drift ? "-0.0, member drift" : "-0.0");
+        scene_run_same(&a, &b, member_drift ? "-0.0, member drift" : "-0.0");
         scene_run_close(&a);
         scene_run_close(&b);
     }
@@ -261,7 +248,7 @@ START_TEST(test_stop_and_continue_across_counts)
     stop = 0;
     ck_assert_int_eq(avi_engine_set_threads(a.e, 2), AVI_OK);
     ck_assert_int_eq(avi_engine_advance(a.e, 0.05), AVI_OK);
-    same(&ref, &a, "stopped on 3 threads, continued on 2");
+    scene_run_same(&ref, &a, "stopped on 3 threads, continued on 2");
     scene_run_close(&ref);
     scene_run_close(&a);
 }

@@ -95,17 +95,6 @@ static void *member_main(void *arg)
     return NULL;
 }
 
-static void same(const scene_run *a, const scene_run *b, const char *ctx)
-{
-    size_t n = avi_model_record_count(a->m);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(memcmp(&a->m->vert[i], &b->m->vert[i], sizeof a->m->vert[i]) == 0, "%s: record %zu differs", ctx,
-                      i);
-    for (int k = 0; k < AVI_KIND_COUNT; k++)
-        ck_assert_msg(avi_engine_event_count(a->e, (avi_kind)k) == avi_engine_event_count(b->e, (avi_kind)k),
-                      "%s: %s events differ", ctx, avi_kind_name((avi_kind)k));
-}
-
 /* `scene` on n members of `threads` threads each against the serial
  * engine, advanced to each stop (the cap lowered before each with cap0).
  * Returns the slices member 0 undid. */
@@ -142,7 +131,7 @@ static uint64_t run_members(const char *scene, const char *const *ov, size_t nov
     avi_slice_stats(mem[0].r.e, &slices, &events, &seam);
     for (int r = 0; r < n; r++) {
         ck_assert_msg(mem[r].rc == AVI_OK, "%s: member %d: %s", ctx, r, avi_engine_error(mem[r].r.e)->message);
-        same(&ref, &mem[r].r, ctx);
+        scene_run_same(&ref, &mem[r].r, ctx);
         ck_assert_uint_eq(avi_slice_undone(mem[r].r.e), undone);
     }
     ck_assert_msg(slices > 0, "%s: no slice ran on the members", ctx);
